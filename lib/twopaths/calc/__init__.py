@@ -1,0 +1,1 @@
+"""Calculators: plain functions over specs, SI units in and out (bytes, seconds, FLOP, bytes/s)."""

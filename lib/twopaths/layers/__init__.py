@@ -1,0 +1,1 @@
+"""Toy PyTorch layers and caches, one concept per module."""

@@ -1,0 +1,143 @@
+"""The spec registry: model and accelerator facts loaded from the YAML files beside this module.
+
+Two assumption sets describe each model's attention cache:
+- ``"public"``: dimensions from the model's public ``config.json`` (files in ``models/``),
+- ``"article"``: the article's own assumptions (``article.yaml``), for the models it gives figures for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+
+import yaml
+
+from ..errors import ParameterError, check_choice
+
+HERE = Path(__file__).parent
+ASSUMPTIONS = ("public", "article")
+
+# Which keys each kind of cache group needs; the calculators in calc/kv.py give them meaning.
+GROUP_KEYS = {
+    "mha": {"kv_heads", "head_dim_k", "head_dim_v"},
+    "mla": {"kv_lora_rank", "rope_dim"},
+    "kda": {"heads", "head_dim_k", "head_dim_v"},
+    "window": {"window", "entry_dim", "rope_dim"},
+    "compressed": {"ratio", "entry_dim", "rope_dim"},
+    "indexer": {"ratio", "index_dim"},
+    "scaled": {"of", "factor"},
+}
+
+
+@dataclass(frozen=True)
+class CacheGroup:
+    """A set of ``layers`` layers that share one cache layout (``kind`` plus its dimensions)."""
+
+    kind: str
+    layers: int
+    dims: dict = field(default_factory=dict)
+
+    def __getitem__(self, key):
+        return self.dims[key]
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    id: str
+    name: str
+    assumptions: str
+    layers: int
+    attention: tuple[CacheGroup, ...]
+    params_total: float
+    params_active: float
+    source: str
+    kv_format: str | None = None     # set by an assumption set that fixes the KV dtype
+    state_dtype: str | None = None
+    raw: dict = field(default_factory=dict, repr=False, compare=False)
+
+
+@dataclass(frozen=True)
+class GPUSpec:
+    id: str
+    name: str
+    hbm_bytes: float
+    hbm_bandwidth: float
+    bf16_flops: float
+    fp8_flops: float
+    nvlink_bandwidth: float
+    source: str
+    alternatives: str = ""
+
+
+@cache
+def _model_files() -> dict[str, dict]:
+    out = {}
+    for path in sorted((HERE / "models").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text())
+        out[data["id"]] = data
+    return out
+
+
+@cache
+def _article() -> dict:
+    return yaml.safe_load((HERE / "article.yaml").read_text())
+
+
+@cache
+def _gpus() -> dict:
+    return yaml.safe_load((HERE / "gpus.yaml").read_text())
+
+
+def model_ids(assumptions: str = "public", *, include_reference: bool = False) -> list[str]:
+    """The models described under an assumption set (reference-only anchors excluded by default)."""
+    check_choice("assumptions", assumptions, ASSUMPTIONS)
+    if assumptions == "article":
+        return list(_article()["models"])
+    return [m for m, d in _model_files().items() if include_reference or not d.get("reference_only")]
+
+
+BOOK_MODELS = ("kimi-k3", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v3.2", "deepseek-v3")
+
+
+def _groups(items: list[dict], where: str) -> tuple[CacheGroup, ...]:
+    groups = []
+    for item in items:
+        item = dict(item)
+        kind, layers = item.pop("kind"), item.pop("layers", 0)
+        missing = GROUP_KEYS[kind] - item.keys()
+        if missing:  # a malformed YAML file is a bug in the registry, say where
+            raise ValueError(f"{where}: {kind} group lacks {sorted(missing)}")
+        groups.append(CacheGroup(kind, int(layers), item))
+    return tuple(groups)
+
+
+def model(model_id: str, assumptions: str = "public") -> ModelSpec:
+    """The spec of ``model_id`` under ``assumptions`` ("public" config or the "article"'s)."""
+    check_choice("assumptions", assumptions, ASSUMPTIONS)
+    check_choice("model", model_id, model_ids("public", include_reference=True))
+    base = _model_files()[model_id]
+    common = dict(id=model_id, name=base["name"], layers=base["layers"],
+                  params_total=float(base["params"]["total"]),
+                  params_active=float(base["params"]["active"]), raw=base)
+    if assumptions == "public":
+        return ModelSpec(assumptions="public", attention=_groups(base["attention"], model_id),
+                         source=base["source"], **common)
+    art = _article()
+    if model_id not in art["models"]:
+        raise ParameterError("model", model_id, "under the article's assumptions, one of "
+                             + ", ".join(map(repr, art["models"])) + " (the article gives no KV figure for the others)")
+    return ModelSpec(assumptions="article", attention=_groups(art["models"][model_id]["attention"], model_id),
+                     source=art["source"], kv_format=art["kv_format"], state_dtype=art["state_dtype"],
+                     **common)
+
+
+def gpu_ids() -> list[str]:
+    return list(_gpus())
+
+
+def gpu(gpu_id: str) -> GPUSpec:
+    check_choice("gpu", gpu_id, gpu_ids())
+    d = dict(_gpus()[gpu_id])
+    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in ("name", "source", "alternatives") else v)
+                                 for k, v in d.items()})
