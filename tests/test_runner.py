@@ -1,0 +1,78 @@
+"""The runner: parameters, drift against the reference, and chapters that refuse bad input early."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from twopaths import runner
+
+ROOT = Path(__file__).resolve().parents[1]
+KV_WALL = ROOT / "notebooks" / "01-kv-wall.ipynb"
+
+
+def test_parse_value():
+    assert runner.parse_value("2000000") == 2_000_000
+    assert runner.parse_value("1e6") == 1e6
+    assert runner.parse_value('["h100", "b200"]') == ["h100", "b200"]
+    assert runner.parse_value("true") is True
+    assert runner.parse_value("fp8") == "fp8"
+
+
+def test_every_toc_chapter_exists_and_has_a_parameters_cell():
+    import papermill
+
+    chapters = runner.toc_notebooks(ROOT)
+    assert chapters, "the toc lists no chapter"
+    for nb in chapters:
+        assert nb.is_file(), nb
+        params = papermill.inspect_notebook(str(nb))
+        assert {"profile", "device"} <= set(params), nb
+        first_code = next(c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
+        assert "parameters" in first_code["metadata"].get("tags", []), f"{nb.name}: first code cell is not 'parameters'"
+
+
+def test_no_outputs_committed_in_notebooks():
+    for nb in (ROOT / "notebooks").glob("*.ipynb"):
+        for cell in json.loads(nb.read_text())["cells"]:
+            if cell["cell_type"] == "code":
+                assert not cell["outputs"] and cell["execution_count"] is None, nb.name
+
+
+def _results(values):
+    return {"profile": "smoke", "notebooks": {"ch": {"values": values}}}
+
+
+def test_drift_reports_changed_missing_and_new_values_but_not_timings():
+    ref = _results({"a": {"value": 1.0, "unit": "B"}, "b": {"value": 2, "unit": "x"},
+                    "t": {"value": 0.5, "unit": "s", "deterministic": False}})
+    same = _results({"a": {"value": 1.0, "unit": "B"}, "b": {"value": 2, "unit": "x"},
+                     "t": {"value": 9.0, "unit": "s", "deterministic": False}})
+    assert runner.drift(ref, same) == []
+    changed = _results({"a": {"value": 1.5, "unit": "B"}, "c": {"value": 3, "unit": "x"}})
+    problems = runner.drift(ref, changed)
+    assert any(p.startswith("ch.a: 1.5 B now, reference 1.0 B") for p in problems)
+    assert any(p.startswith("ch.b: missing") for p in problems)
+    assert any(p.startswith("ch.c: new value") for p in problems)
+    assert runner.drift(ref, {"notebooks": {}}) == ["ch: not run"]
+
+
+def test_unknown_parameter_is_refused_before_running():
+    with pytest.raises(runner.RunError, match="unknown parameter.*context_token\\b.*takes:.*context_tokens"):
+        runner.check_parameters(KV_WALL, {"context_token": 5})
+    with pytest.raises(runner.RunError, match="profile: got 'fast'"):
+        runner.check_parameters(KV_WALL, {"profile": "fast"})
+
+
+@pytest.mark.parametrize("name, value, message", [
+    ("context_tokens", -5, "context_tokens: got -5"),
+    ("kv_dtype", "int4", "kv_dtype: got 'int4'"),
+    ("gpus", ["h200", "tpu"], "gpus: got"),
+])
+def test_bad_value_stops_the_chapter_in_its_first_cells(tmp_path, name, value, message):
+    with pytest.raises(runner.RunError) as info:
+        runner.execute(KV_WALL, tmp_path / "out.ipynb", {"profile": "smoke", "device": "cpu", name: value})
+    text = str(info.value)
+    assert message in text and "ParameterError" in text
+    # papermill's injected-parameters cell is first; the failure must come from the check right after it.
+    assert "failed in cell 3" in text, text
