@@ -28,7 +28,16 @@ import yaml
 
 from .chapter import DEVICES, GLUE_META, PROFILES
 
-ROOT = Path.cwd()
+
+def _find_root(start: Path) -> Path:
+    """The book's root: the nearest folder at or above ``start`` holding ``_toc.yml``."""
+    for folder in (start, *start.parents):
+        if (folder / "_toc.yml").is_file():
+            return folder
+    return start   # commands that need the toc say so when they cannot read it
+
+
+ROOT = _find_root(Path.cwd())
 BUILD = ROOT / "_build"
 SRC = BUILD / "src"
 PACKAGES = ("torch", "numpy", "matplotlib", "papermill", "jupyter-book", "myst-nb", "sphinx")
@@ -40,6 +49,8 @@ class RunError(RuntimeError):
 
 def toc_notebooks(root: Path = ROOT) -> list[Path]:
     """The chapters listed in ``_toc.yml``, in book order."""
+    if not (root / "_toc.yml").is_file():
+        raise RunError(f"no _toc.yml in {root} or above it: run from the book's repository")
     toc = yaml.safe_load((root / "_toc.yml").read_text())
     files: list[str] = []
 
@@ -258,8 +269,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.cmd == "run":
+            notebooks = toc_notebooks()
             stage_sources()
-            results = run(args.profile, args.device)
+            results = run(args.profile, args.device, notebooks)
             out = BUILD / "results" / f"{args.profile}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps(results, indent=1) + "\n")
