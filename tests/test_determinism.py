@@ -12,6 +12,7 @@ LAST_RUN = ROOT / "_build" / "results" / "smoke.json"
 
 
 @pytest.mark.site
+@pytest.mark.notebooks
 @pytest.mark.parametrize("nb", runner.toc_notebooks(ROOT), ids=lambda p: p.stem)
 def test_second_run_glues_identical_numbers(nb, tmp_path):
     if not LAST_RUN.exists():

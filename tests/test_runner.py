@@ -64,6 +64,7 @@ def test_unknown_parameter_is_refused_before_running():
         runner.check_parameters(KV_WALL, {"profile": "fast"})
 
 
+@pytest.mark.notebooks
 @pytest.mark.parametrize("name, value, message", [
     ("context_tokens", -5, "context_tokens: got -5"),
     ("kv_dtype", "int4", "kv_dtype: got 'int4'"),
