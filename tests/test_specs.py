@@ -12,25 +12,9 @@ def test_every_model_loads_under_public_assumptions():
         assert s.source
 
 
-def test_k3_layer_plan_matches_its_schedule():
-    k3 = specs.model("kimi-k3")
-    full = k3.raw["full_attn_layers"]
-    groups = {g.kind: g.layers for g in k3.attention}
-    assert groups == {"mla": len(full), "kda": k3.layers - len(full)} == {"mla": 24, "kda": 69}
-    assert full[-1] == k3.layers        # the last layer is MLA, as the article says
-
-
-@pytest.mark.parametrize("model_id", ["deepseek-v4-pro", "deepseek-v4-flash"])
-def test_v4_layer_plan_matches_compress_ratios(model_id):
-    s = specs.model(model_id)
-    ratios = s.raw["compress_ratios"]
-    assert len(ratios) == s.layers
-    compressed = {g["ratio"]: g.layers for g in s.attention if g.kind == "compressed"}
-    indexer = sum(g.layers for g in s.attention if g.kind == "indexer")
-    window = sum(g.layers for g in s.attention if g.kind == "window")
-    assert compressed == {4: ratios.count(4), 128: ratios.count(128)}
-    assert indexer == ratios.count(4)          # one indexer per CSA layer
-    assert window == s.layers                  # every layer keeps the raw window
+def test_k3_last_layer_is_mla():
+    c = specs.model("kimi-k3").raw["config"]
+    assert c["linear_attn_config.full_attn_layers"][-1] == c["num_hidden_layers"]   # as the article says
 
 
 def test_article_assumptions_cover_only_what_the_article_states(raises_param):
@@ -52,3 +36,59 @@ def test_gpus_name_their_sources():
         assert spec.hbm_bytes > 50e9 and spec.hbm_bandwidth > 1e12 and spec.source
     assert specs.gpu("h200").hbm_bytes == 141e9
     assert specs.gpu("b300").hbm_bytes == 288e9
+
+
+def _groups(spec):
+    return [(g.kind, g.layers, g.dims) for g in spec.attention]
+
+
+def test_groups_follow_each_config_excerpt():
+    """Every cache group is derived again from the verbatim config keys kept in the spec."""
+    c = specs.model("kimi-k3").raw["config"]
+    kda = {"heads": c["linear_attn_config.num_heads"], "head_dim_k": c["linear_attn_config.head_dim"],
+           "head_dim_v": c["linear_attn_config.head_dim"], "conv_kernel": c["linear_attn_config.short_conv_kernel_size"]}
+    mla = {"kv_lora_rank": c["kv_lora_rank"], "rope_dim": c["qk_rope_head_dim"]}
+    assert _groups(specs.model("kimi-k3")) == [("kda", len(c["linear_attn_config.kda_layers"]), kda),
+                                               ("mla", len(c["linear_attn_config.full_attn_layers"]), mla)]
+    assert len(c["linear_attn_config.kda_layers"]) + len(c["linear_attn_config.full_attn_layers"]) == c["num_hidden_layers"]
+
+    for m in ("deepseek-v4-pro", "deepseek-v4-flash"):
+        c = specs.model(m).raw["config"]
+        L = c["num_hidden_layers"]
+        ratios = c["compress_ratios"][:L]
+        assert len(c["compress_ratios"]) == L + c["num_nextn_predict_layers"] and c["num_key_value_heads"] == 1
+        entry = {"entry_dim": c["head_dim"], "rope_dim": c["qk_rope_head_dim"]}
+        assert _groups(specs.model(m)) == [
+            ("window", L, {"window": c["sliding_window"], **entry}),
+            ("compressed", ratios.count(4), {"ratio": 4, **entry}),
+            ("indexer", ratios.count(4), {"ratio": 4, "index_dim": c["index_head_dim"]}),
+            ("compressed", ratios.count(128), {"ratio": 128, **entry}),
+        ]
+        assert ratios.count(0) + ratios.count(4) + ratios.count(128) == L
+
+    for m in ("deepseek-v3.2", "deepseek-v3"):
+        c = specs.model(m).raw["config"]
+        expected = [("mla", c["num_hidden_layers"], {"kv_lora_rank": c["kv_lora_rank"], "rope_dim": c["qk_rope_head_dim"]})]
+        if "index_head_dim" in c:
+            expected.append(("indexer", c["num_hidden_layers"], {"ratio": 1, "index_dim": c["index_head_dim"]}))
+        assert _groups(specs.model(m)) == expected
+
+    for m in ("llama-3.1-405b", "qwen-2.5-72b"):
+        c = specs.model(m).raw["config"]
+        assert _groups(specs.model(m)) == [("mha", c["num_hidden_layers"], {
+            "kv_heads": c["num_key_value_heads"], "head_dim_k": c["head_dim"], "head_dim_v": c["head_dim"]})]
+
+
+def test_spec_layers_agree_with_config():
+    for m in specs.model_ids("public", include_reference=True):
+        s = specs.model(m)
+        assert s.layers == s.raw["config"]["num_hidden_layers"], m
+
+
+def test_malformed_groups_are_refused_with_their_place():
+    with pytest.raises(ValueError, match="here: cache group kind 'gqa'"):
+        specs._groups([{"kind": "gqa", "layers": 2}], "here")
+    with pytest.raises(ValueError, match="here: mla group needs layers >= 1"):
+        specs._groups([{"kind": "mla", "kv_lora_rank": 512, "rope_dim": 64}], "here")
+    with pytest.raises(ValueError, match=r"lacks \['rope_dim'\]"):
+        specs._groups([{"kind": "mla", "layers": 2, "kv_lora_rank": 512}], "here")

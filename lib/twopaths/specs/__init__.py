@@ -27,6 +27,7 @@ GROUP_KEYS = {
     "compressed": {"ratio", "entry_dim", "rope_dim"},
     "indexer": {"ratio", "index_dim"},
     "scaled": {"of", "factor"},
+    "stated": {"bytes_per_token_layer"},
 }
 
 
@@ -101,14 +102,19 @@ BOOK_MODELS = ("kimi-k3", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v3.2
 
 
 def _groups(items: list[dict], where: str) -> tuple[CacheGroup, ...]:
+    """Cache groups from YAML; a malformed group is a bug in the registry, so say where it is."""
     groups = []
     for item in items:
         item = dict(item)
-        kind, layers = item.pop("kind"), item.pop("layers", 0)
+        kind, layers = item.pop("kind", None), item.pop("layers", None)
+        if kind not in GROUP_KEYS:
+            raise ValueError(f"{where}: cache group kind {kind!r} is not one of {sorted(GROUP_KEYS)}")
+        if kind != "scaled" and not (isinstance(layers, int) and layers >= 1):
+            raise ValueError(f"{where}: {kind} group needs layers >= 1, got {layers!r}")
         missing = GROUP_KEYS[kind] - item.keys()
-        if missing:  # a malformed YAML file is a bug in the registry, say where
+        if missing:
             raise ValueError(f"{where}: {kind} group lacks {sorted(missing)}")
-        groups.append(CacheGroup(kind, int(layers), item))
+        groups.append(CacheGroup(kind, layers or 0, item))
     return tuple(groups)
 
 
@@ -121,13 +127,13 @@ def model(model_id: str, assumptions: str = "public") -> ModelSpec:
                   params_total=float(base["params"]["total"]),
                   params_active=float(base["params"]["active"]), raw=base)
     if assumptions == "public":
-        return ModelSpec(assumptions="public", attention=_groups(base["attention"], model_id),
+        return ModelSpec(assumptions="public", attention=_groups(base["attention"], f"models/{model_id}.yaml"),
                          source=base["source"], **common)
     art = _article()
     if model_id not in art["models"]:
         raise ParameterError("model", model_id, "under the article's assumptions, one of "
                              + ", ".join(map(repr, art["models"])) + " (the article gives no KV figure for the others)")
-    return ModelSpec(assumptions="article", attention=_groups(art["models"][model_id]["attention"], model_id),
+    return ModelSpec(assumptions="article", attention=_groups(art["models"][model_id]["attention"], f"article.yaml: {model_id}"),
                      source=art["source"], kv_format=art["kv_format"], state_dtype=art["state_dtype"],
                      **common)
 
