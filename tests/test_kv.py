@@ -27,6 +27,12 @@ def test_flashmla_fp8_layouts():
 
 # --- the article's arithmetic under its own assumptions --------------------------------------------
 
+def test_layer_bytes():
+    assert kv.layer_bytes("kimi-k3", "mla", 1, "bf16") == 1_152
+    assert kv.layer_bytes("kimi-k3", "kda", 0, state_dtype="fp32") == 96 * 128 * 128 * 4 + 3 * 96 * 384 * 2
+    assert kv.layer_bytes("deepseek-v4-pro", "window", 10**6, "fp8") == 128 * 584
+
+
 def test_article_k3_figures():
     k3 = specs.model("kimi-k3", "article")
     assert kv.mla_bytes_per_token(640, 0, kv.FORMATS["bf16"], latents=2) == 2_560
@@ -39,7 +45,8 @@ def test_article_k3_figures():
 def test_article_v32_and_v4():
     v32, v4 = specs.model("deepseek-v3.2", "article"), specs.model("deepseek-v4-pro", "article")
     assert kv.kv_bytes_per_token(v32) == 61 * 2_048
-    assert kv.request_kv_bytes(v4, 10**6) == round(0.1 * 61 * 2_048 * 10**6)
+    assert kv.request_kv_bytes(v4, 10**6) == pytest.approx(0.1 * 61 * 2_048 * 10**6, rel=1e-12)
+    assert kv.kv_bytes_per_token(v4) == pytest.approx(12_492.8, rel=1e-12)
 
 
 # --- public configs ----------------------------------------------------------------------------------
@@ -55,8 +62,19 @@ def test_k3_public_cache():
 def test_v4_pro_public_cache_counts_window_entries_and_indexer():
     v4 = specs.model("deepseek-v4-pro")
     T = 1_000_003
-    expected = 2 * (61 * 128 * 512 + 30 * (T // 4) * 512 + 31 * (T // 128) * 512) + 30 * (T // 4) * 128 * 2
+    # BF16 entries; indexer keys stay FP8 with an fp32 scale (132 B) whatever the entry dtype.
+    expected = 2 * (61 * 128 * 512 + 30 * (T // 4) * 512 + 31 * (T // 128) * 512) + 30 * (T // 4) * 132
     assert kv.request_kv_bytes(v4, T, "bf16") == expected
+    v4_fp8 = 584 * (61 * 128 + 30 * (T // 4) + 31 * (T // 128)) + 30 * (T // 4) * 132
+    assert kv.request_kv_bytes(v4, T, "fp8") == v4_fp8
+
+
+def test_window_only_cache_stops_growing():
+    spec = specs.ModelSpec(id="swa", name="swa", assumptions="public", layers=2, params_total=1, params_active=1,
+                           source="test", attention=(specs.CacheGroup("window", 2, {"window": 4096, "entry_dim": 64,
+                                                                                   "rope_dim": 0}),))
+    assert kv.kv_bytes_per_token(spec, "bf16") == 0
+    assert kv.max_context(spec, 1e12, "bf16") == kv.MAX_TOKENS
 
 
 # --- invariants ------------------------------------------------------------------------------------
@@ -145,3 +163,4 @@ def test_bad_input_names_the_parameter(raises_param):
     raises_param("kv_heads", kv.mha_bytes_per_token, 0, 128, 128, kv.FORMATS["bf16"])
     raises_param("latents", kv.mla_bytes_per_token, 512, 64, kv.FORMATS["bf16"], 3)
     raises_param("heads", kv.kda_state_bytes, 0, 128, 128)
+    raises_param("kind", kv.layer_bytes, "deepseek-v3", "kda")

@@ -13,6 +13,7 @@ kind           what is cached                                              grows
 ``compressed`` one entry per ``ratio`` tokens (V4's CSA and HCA)           floor(T / ratio)
 ``indexer``    one Lightning Indexer key per ``ratio`` tokens              floor(T / ratio)
 ``scaled``     a stated fraction of another model's cache (article only)   as that model
+``stated``     a stated byte count per token per layer (article only)       T
 =============  ==========================================================  ===================
 
 Entry sizes depend on the storage format (``KVFormat``): plain BF16/FP32, or the FP8 layouts that
@@ -45,7 +46,6 @@ FORMATS = {
     "bf16": KVFormat("bf16", 2, 2, source="2-byte floats"),
     "fp16": KVFormat("fp16", 2, 2, source="2-byte floats"),
     "fp32": KVFormat("fp32", 4, 4, source="4-byte floats"),
-    "fp8": KVFormat("fp8", 1, 1, source="1-byte floats with no scales: an idealised lower bound"),
     "fp8-flashmla-v32": KVFormat(
         "fp8-flashmla-v32", 1, 2, scale_group=128, scale_bytes=4,
         source="FlashMLA README: V3.2 FP8 sparse layout, 512 FP8 + 4 fp32 scales + 64 BF16 rope = 656 B"),
@@ -74,16 +74,20 @@ def entry_bytes(dim: int, rope_dim: int, fmt: KVFormat) -> int:
     return int(total)
 
 
-def formats_for(spec: ModelSpec, kv_dtype: str | None) -> tuple[KVFormat, KVFormat]:
-    """The (entry, indexer-key) formats for ``kv_dtype``; FP8 uses the layout the model ships with."""
-    kv_dtype = kv_dtype or spec.kv_format or "bf16"
+def formats_for(spec: ModelSpec, kv_dtype) -> tuple[KVFormat, KVFormat]:
+    """The (entry, indexer-key) formats for ``kv_dtype``.
+
+    FP8 means the layout the model ships with (``fp8_layout`` in its spec). Indexer keys keep the
+    format the model's spec names (``indexer_format``) whatever ``kv_dtype`` says, as DeepSeek's
+    inference code stores them; a ``KVFormat`` passed directly is used for everything.
+    """
     if isinstance(kv_dtype, KVFormat):
         return kv_dtype, kv_dtype
+    kv_dtype = kv_dtype or spec.kv_format or "bf16"
     check_choice("kv_dtype", kv_dtype, KV_DTYPES)
-    if kv_dtype == "fp8":
-        layout = spec.raw.get("fp8_layout", "fp8-flashmla-v32")
-        return FORMATS[layout], FORMATS["fp8-indexer"]
-    return FORMATS[kv_dtype], FORMATS[kv_dtype]
+    entry = FORMATS[spec.raw.get("fp8_layout", "fp8-flashmla-v32")] if kv_dtype == "fp8" else FORMATS[kv_dtype]
+    index = FORMATS[spec.raw["indexer_format"]] if "indexer_format" in spec.raw else entry
+    return entry, index
 
 
 def mha_bytes_per_token(kv_heads: int, head_dim_k: int, head_dim_v: int, fmt: KVFormat) -> int:
@@ -139,34 +143,49 @@ def _group_bytes(spec: ModelSpec, g, tokens: int, kv_dtype, state_dtype: str) ->
         per_layer = (tokens // g["ratio"]) * entry_bytes(g["entry_dim"], g["rope_dim"], fmt)
     elif g.kind == "indexer":
         per_layer = (tokens // g["ratio"]) * entry_bytes(g["index_dim"], 0, index_fmt)
-    elif g.kind == "scaled":
+    elif g.kind == "stated":
+        per_layer = tokens * g["bytes_per_token_layer"]
+    elif g.kind == "scaled":   # a fraction of bytes need not be whole: keep it exact
         other = _model(g["of"], spec.assumptions)
-        return round(g["factor"] * request_kv_bytes(other, tokens, kv_dtype, state_dtype))
+        return g["factor"] * request_kv_bytes(other, tokens, kv_dtype, state_dtype)
     else:  # the registry's loader refuses unknown kinds; this guards a hand-made spec
-        raise ParameterError("kind", g.kind, "mha, mla, kda, window, compressed, indexer or scaled")
+        raise ParameterError("kind", g.kind, "mha, mla, kda, window, compressed, indexer, scaled or stated")
     return g.layers * per_layer
 
 
 LABELS = {"mha": "K/V heads", "mla": "MLA latent", "kda": "KDA state", "window": "sliding window",
-          "compressed": "compressed entries", "indexer": "indexer keys", "scaled": "stated fraction"}
+          "compressed": "compressed entries", "indexer": "indexer keys", "scaled": "stated fraction",
+          "stated": "stated bytes"}
 
 
 def _spec(spec) -> ModelSpec:
     return _model(spec) if isinstance(spec, str) else spec
 
 
-def kv_breakdown(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> dict[str, int]:
+def layer_bytes(spec, kind: str, tokens: int = 1, kv_dtype=None, state_dtype: str | None = None) -> float:
+    """Bytes one layer of ``spec``'s first ``kind`` group holds for ``tokens`` tokens
+    (per token for the growing kinds at ``tokens=1``; the fixed state for ``kda``)."""
+    spec, tokens = _spec(spec), _check_tokens(tokens)
+    groups = [g for g in spec.attention if g.kind == kind]
+    if not groups:
+        raise ParameterError("kind", kind, "a kind of cache " + spec.id + " has: "
+                             + ", ".join(sorted({g.kind for g in spec.attention})))
+    g = groups[0]
+    return _group_bytes(spec, g, tokens, kv_dtype, state_dtype or spec.state_dtype or "bf16") / g.layers
+
+
+def kv_breakdown(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> dict[str, float]:
     """Bytes one request of ``tokens`` tokens holds, by component (labels from ``LABELS``)."""
     spec, tokens = _spec(spec), _check_tokens(tokens)
     state_dtype = state_dtype or spec.state_dtype or "bf16"
-    out: dict[str, int] = {}
+    out: dict[str, float] = {}
     for g in spec.attention:
         label = LABELS[g.kind] if g.kind != "compressed" else f"compressed entries {g['ratio']}:1"
         out[label] = out.get(label, 0) + _group_bytes(spec, g, tokens, kv_dtype, state_dtype)
     return out
 
 
-def request_kv_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> int:
+def request_kv_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> float:
     """Total cache bytes of one request of ``tokens`` tokens (KV, compressed entries, fixed state)."""
     return sum(kv_breakdown(spec, tokens, kv_dtype, state_dtype).values())
 
@@ -178,7 +197,8 @@ def kv_bytes_per_token(spec, kv_dtype=None, state_dtype: str | None = None) -> f
     """
     spec = _spec(spec)
     period = math.lcm(1, *[g["ratio"] for g in spec.attention if g.kind in ("compressed", "indexer")])
-    base = 1_000 * period  # past every sliding window in the book
+    windows = [g["window"] for g in spec.attention if g.kind == "window"]
+    base = max(windows, default=0) + 1_000 * period  # past every window, on a whole period
     grown = request_kv_bytes(spec, base + period, kv_dtype, state_dtype) - request_kv_bytes(spec, base, kv_dtype, state_dtype)
     return grown / period
 

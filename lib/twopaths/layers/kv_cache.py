@@ -27,8 +27,6 @@ def store(x: torch.Tensor, rope_dim: int, fmt: KVFormat) -> list[torch.Tensor]:
     nope, rope = x[:, : dim - rope_dim], x[:, dim - rope_dim:]
     if fmt.name in TORCH_DTYPE:
         return [x.to(TORCH_DTYPE[fmt.name])]
-    if fmt.name == "fp8":
-        return [x.to(torch.float8_e4m3fn)]
     # Block-scaled FP8: one scale per scale_group non-rope values, rope kept in BF16.
     groups = math.ceil(nope.shape[1] / fmt.scale_group)
     padded = torch.nn.functional.pad(nope, (0, groups * fmt.scale_group - nope.shape[1]))
