@@ -22,6 +22,7 @@ def _claim(stated, unit):
 def test_verdicts():
     assert claims.judge(_claim("61.4", "kB"), 61_440).verdict == "matches"
     assert claims.judge(_claim("616", "TB"), 616.6e12).verdict == "rounding"
+    assert claims.judge(_claim("0.3", "%"), 0.00352).verdict == "differs"    # 17% off is not rounding
     slip = claims.judge(_claim("207", "MB"), 69 * 3 * 2**20)
     assert slip.verdict == "unit slip" and "MiB" in slip.note
     assert claims.judge(_claim("12.2", "GB"), 12.49e9).verdict == "differs"
@@ -31,3 +32,12 @@ def test_verdicts():
 
 def test_unknown_topic(raises_param):
     raises_param("topic", claims.claims, "gossip")
+
+
+def test_a_claim_needs_a_known_unit_and_a_number():
+    import pytest
+
+    with pytest.raises(ValueError, match="unit 'Gb'"):
+        _claim("1", "Gb")
+    with pytest.raises(ValueError):
+        _claim("about 5", "x")

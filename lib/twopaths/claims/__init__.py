@@ -1,10 +1,12 @@
 """The article's numeric claims as data, and the comparison of a stated figure with a recomputed one.
 
-Verdicts, from best to worst:
-- ``matches``: the recomputed value rounds to the stated one at the precision the article printed;
-- ``rounding``: it is within one unit of the last printed digit (truncated, or rounded twice);
+Verdicts, in the order they are tried:
+- ``matches``: the recomputed value rounds to the stated one at the precision the article printed
+  (so a figure printed with one significant digit, like "5x", is only checked to that digit);
 - ``unit slip``: it matches only when the article's decimal unit is read as its binary counterpart
   (MB as MiB, ...);
+- ``rounding``: it is within one unit of the last printed digit and within 1% (truncated, or
+  rounded from an already rounded figure);
 - ``differs``: none of the above.
 """
 
@@ -22,6 +24,7 @@ from ..errors import check_choice
 
 HERE = Path(__file__).parent
 BINARY_OF = {"kB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB"}
+CLAIM_UNITS = set(UNITS) | {"%", "x"}   # bytes in a named unit, a percentage, or a plain ratio
 
 
 @dataclass(frozen=True)
@@ -31,6 +34,11 @@ class Claim:
     paraphrase: str
     stated: str
     unit: str
+
+    def __post_init__(self):
+        if self.unit not in CLAIM_UNITS:
+            raise ValueError(f"claim {self.id}: unit {self.unit!r} is not one of {sorted(CLAIM_UNITS)}")
+        float(self.stated)   # a stated value must be a number as printed
 
     @property
     def value(self) -> float:
@@ -75,10 +83,10 @@ def judge(claim: Claim, recomputed_si: float) -> Verdict:
         value = recomputed_si
     if rounds_to(claim.stated, value):
         return Verdict(claim, value, "matches", "")
-    if abs(value - claim.value) < last_digit(claim.stated):
-        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, within one unit of the last digit")
     binary = BINARY_OF.get(unit)
     if binary and rounds_to(claim.stated, recomputed_si / UNITS[binary]):
         return Verdict(claim, value, "unit slip",
                        f"{claim.stated} is the value in {binary}; in {unit} it is {value:,.4g}")
+    if abs(value - claim.value) < last_digit(claim.stated) and abs(value - claim.value) <= 0.01 * abs(value):
+        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, within one unit of the last digit")
     return Verdict(claim, value, "differs", f"recomputed {value:,.4g} {unit}")
