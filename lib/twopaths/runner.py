@@ -69,13 +69,25 @@ def toc_notebooks(root: Path = ROOT) -> list[Path]:
 
 
 def parse_value(text: str):
-    """A ``-p`` value: int, float, bool, list or dict (Python or YAML literal), else the string."""
-    for parse in (int, float, ast.literal_eval):
-        try:
-            return parse(text)
-        except (ValueError, SyntaxError):
-            pass
-    loaded = yaml.safe_load(text)
+    """A ``-p`` value: int (``1e6`` too), float, bool, list or dict (Python or YAML literal), else the
+    string as given, which the chapter's own checks then accept or refuse by name."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        number = float(text)
+        return int(number) if number.is_integer() and "e" in text.lower() else number
+    except ValueError:
+        pass
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        pass
+    try:
+        loaded = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
     return loaded if isinstance(loaded, (list, dict, bool)) else text
 
 
@@ -122,13 +134,27 @@ def execute(nb: Path, out_nb: Path, params: dict) -> float:
     check_parameters(nb, params)
     out_nb.parent.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    try:
-        papermill.execute_notebook(str(nb), str(out_nb), parameters=params, cwd=str(nb.parent),
-                                   kernel_name="python3", progress_bar=False, log_output=False)
+    try:   # run beside the executed copy, so nothing a chapter writes lands in notebooks/
+        papermill.execute_notebook(str(nb), str(out_nb), parameters=params, cwd=str(out_nb.parent),
+                                   kernel_name=kernel(), progress_bar=False, log_output=False)
     except PapermillExecutionError as e:
         raise RunError(f"{nb.name} failed in cell {e.exec_count} ({e.ename}): {e.evalue}\n"
                        f"executed notebook with the traceback: {out_nb}") from None
     return time.perf_counter() - start
+
+
+KERNEL = "twopaths"
+
+
+def kernel() -> str:
+    """A kernelspec inside this environment, so papermill runs this Python and no user-level one."""
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    if KERNEL not in KernelSpecManager().find_kernel_specs():
+        from ipykernel.kernelspec import install
+
+        install(kernel_name=KERNEL, display_name="Python (twopaths)", prefix=sys.prefix)
+    return KERNEL
 
 
 def _device_name(device: str) -> str:
@@ -225,10 +251,14 @@ def drift(reference: dict, current: dict, rel_tol: float = 1e-9) -> list[str]:
         for name in sorted(set(cur["values"]) - set(ref["values"])):
             if cur["values"][name].get("deterministic", True):
                 problems.append(f"{nb}.{name}: new value {cur['values'][name]['value']!r}, not in the reference")
+    for nb in sorted(set(current["notebooks"]) - set(reference["notebooks"])):
+        problems.append(f"{nb}: ran, but has no reference values")
     return problems
 
 
 def _same(a, b, rel_tol: float) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return a is b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
         return abs(a - b) <= rel_tol * max(abs(a), abs(b)) or a == b
     return a == b
@@ -242,6 +272,8 @@ def reference_values(results: dict) -> dict:
 
 def build_site(src: Path = SRC, root: Path = ROOT) -> Path:
     """Jupyter Book over the staged sources, execution off, warnings as errors."""
+    if not (src / "_toc.yml").is_file() or not (src / "notebooks").is_dir():
+        raise RunError(f"nothing to build in {src}: execute the chapters first (python -m twopaths.runner run)")
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(src), "--path-output", str(root),
            "-W", "-n", "--keep-going"]
     if subprocess.run(cmd).returncode:
@@ -270,6 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.cmd == "run":
             notebooks = toc_notebooks()
+            shutil.rmtree(SRC, ignore_errors=True)   # no executed copy of a removed chapter survives
             stage_sources()
             results = run(args.profile, args.device, notebooks)
             out = BUILD / "results" / f"{args.profile}.json"
@@ -289,7 +322,11 @@ def main(argv: list[str] | None = None) -> int:
             (out_dir / "results.json").write_text(json.dumps(results, indent=1) + "\n")
             print(f"[twopaths] executed notebook: {out_dir / nb.name}\n[twopaths] results: {out_dir / 'results.json'}")
         elif args.cmd in ("compare", "refresh"):
-            current = json.loads((BUILD / "results" / f"{args.profile}.json").read_text())
+            last_run = BUILD / "results" / f"{args.profile}.json"
+            if not last_run.is_file():
+                raise RunError(f"no results of a {args.profile} run at {last_run}: "
+                               f"run `python -m twopaths.runner run --profile {args.profile}` first")
+            current = json.loads(last_run.read_text())
             ref_path = ROOT / "results" / f"{args.profile}.json"
             if args.cmd == "refresh":
                 ref_path.write_text(json.dumps(reference_values(current), indent=1) + "\n")
