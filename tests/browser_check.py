@@ -32,8 +32,9 @@ NETWORK_URL = re.compile(f"^(?!{'|'.join(ALLOWED_SCHEMES)})")
 # Jupyter Book writes index.html as nothing but a redirect to the root page.
 REDIRECT = re.compile(r'<meta\s+http-equiv="refresh"\s+content="\d+;\s*url=([^"#?]+)', re.I)
 
-MATHJAX_TIMEOUT_MS = 10_000
-IMAGE_TIMEOUT_MS = 10_000
+# Generous: a loaded 2-core CI machine must not turn a slow MathJax into "math not typeset".
+MATHJAX_TIMEOUT_MS = 30_000
+IMAGE_TIMEOUT_MS = 30_000
 
 # Glue roles/directives that leave a countable element in the HTML (see INSPECT_JS).
 # {glue:md} is left out on purpose: it renders as plain markdown with no marker.

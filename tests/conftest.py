@@ -1,4 +1,9 @@
 import pytest
+from hypothesis import settings
+
+# The same examples on every run: CI on a shared machine must not meet a new one by chance.
+settings.register_profile("twopaths", derandomize=True, deadline=None)
+settings.load_profile("twopaths")
 
 
 @pytest.fixture

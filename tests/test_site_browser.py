@@ -21,6 +21,8 @@ NO_CHROMIUM = "browser check SKIPPED: no chromium found (apt-get install chromiu
 
 def require_chromium() -> None:
     if browser_check.find_chromium() is None:
+        if os.environ.get("CI"):   # CI installs chromium first: a missing browser there is a failure
+            pytest.fail("no chromium found under CI; .ci/run installs it with apt-get")
         warnings.warn(NO_CHROMIUM)  # shows in pytest's default summary, unlike a bare skip
         pytest.skip(NO_CHROMIUM)
 
