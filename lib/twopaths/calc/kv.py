@@ -158,6 +158,11 @@ LABELS = {"mha": "K/V heads", "mla": "MLA latent", "kda": "KDA state", "window":
           "stated": "stated bytes"}
 
 
+def group_label(g) -> str:
+    """The label a group's bytes go under in ``kv_breakdown`` (CSA and HCA entries kept apart)."""
+    return f"compressed entries {g['ratio']}:1" if g.kind == "compressed" else LABELS[g.kind]
+
+
 def _spec(spec) -> ModelSpec:
     return _model(spec) if isinstance(spec, str) else spec
 
@@ -180,7 +185,7 @@ def kv_breakdown(spec, tokens: int, kv_dtype=None, state_dtype: str | None = Non
     state_dtype = state_dtype or spec.state_dtype or "bf16"
     out: dict[str, float] = {}
     for g in spec.attention:
-        label = LABELS[g.kind] if g.kind != "compressed" else f"compressed entries {g['ratio']}:1"
+        label = group_label(g)
         out[label] = out.get(label, 0) + _group_bytes(spec, g, tokens, kv_dtype, state_dtype)
     return out
 

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from ..calc.kv import KVFormat
+from ..calc.kv import KVFormat, formats_for, group_label
 from ..specs import ModelSpec
 
 TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
@@ -125,8 +125,6 @@ def build(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16", state_dtype: str
           chunk: int = 7, device=None, seed: int = 0) -> dict[str, int]:
     """Stream ``tokens`` random tokens, ``chunk`` at a time, through one layer of each of ``spec``'s
     cache groups; return measured bytes per group label, multiplied by the group's layer count."""
-    from ..calc.kv import LABELS, formats_for
-
     fmt, index_fmt = formats_for(spec, kv_dtype)
     gen = torch.Generator(device="cpu").manual_seed(seed)
     rand = lambda *shape: torch.randn(*shape, generator=gen).to(device)  # noqa: E731
@@ -155,6 +153,5 @@ def build(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16", state_dtype: str
                 raise ValueError(f"no toy cache for kind {g.kind!r}")
             for start in range(0, tokens, chunk):
                 cache.append(rand(min(chunk, tokens - start), cache.dim))
-        label = LABELS[g.kind] if g.kind != "compressed" else f"compressed entries {d['ratio']}:1"
-        out[label] = out.get(label, 0) + g.layers * cache.nbytes
+        out[group_label(g)] = out.get(group_label(g), 0) + g.layers * cache.nbytes
     return out
