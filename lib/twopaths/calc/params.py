@@ -1,0 +1,246 @@
+"""Parameter counts from the public configs: per component, in total and activated per token.
+
+Counts are built from the verbatim config keys each spec keeps (``spec.raw["config"]``), one
+formula per module shape, for the three families the book covers: DeepSeek V3 / V3.2 (MLA, with
+V3.2's DSA indexer), DeepSeek V4 (sliding window, CSA and HCA with their compressors and indexer,
+grouped output projection, mHC) and Kimi K3 (KDA + Gated MLA, Stable LatentMoE, AttnRes).
+
+Conventions, as the model cards count:
+- ``total`` excludes the MTP layers (DeepSeek's 671B leaves out the 14B MTP module); they are a
+  separate component (``MTP``) with ``in_total=False``.
+- ``activated`` counts every non-expert weight, the top-k routed experts of each MoE layer, and the
+  output head, but not the input embedding (a lookup, not a matmul); ``activated(..., embedding=True)``
+  adds it.
+- Norm weights are their own component, so a storage format never applies to them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ParameterError
+from ..specs import BOOK_MODELS, ModelSpec, model
+
+# Which storage-format group each component belongs to (weights.py assigns a format per group).
+GROUPS = ("embedding", "head", "attention", "router", "routed_experts", "shared_experts", "dense_ffn",
+          "latent_proj", "residual", "norms", "mtp")
+
+
+@dataclass(frozen=True)
+class Component:
+    name: str
+    group: str
+    params: int          # over the whole model
+    activated: int       # per token
+    layers: int = 1      # how many layers hold it (for per-layer views)
+    in_total: bool = True
+
+
+@dataclass(frozen=True)
+class ParamCounts:
+    model: str
+    components: tuple[Component, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(c.params for c in self.components if c.in_total)
+
+    def activated(self, embedding: bool = False) -> int:
+        return sum(c.activated for c in self.components
+                   if c.in_total and (embedding or c.group != "embedding"))
+
+    def by_group(self, *, include_mtp: bool = False) -> dict[str, int]:
+        out = dict.fromkeys(GROUPS, 0)
+        for c in self.components:
+            if c.in_total or include_mtp:
+                out[c.group] += c.params
+        return {g: n for g, n in out.items() if n}
+
+    def component(self, name: str) -> Component:
+        for c in self.components:
+            if c.name == name:
+                return c
+        raise ParameterError("component", name, ", ".join(repr(c.name) for c in self.components))
+
+
+# ---- module shapes (weights only; a Linear(a -> b) without bias holds a*b) ----
+
+def swiglu(d: int, inter: int) -> int:
+    """gate, up (d -> inter) and down (inter -> d)."""
+    return 3 * d * inter
+
+
+def mla(c: dict, heads: int, output_gate: bool = False) -> tuple[int, int]:
+    """(weights, norm weights) of one MLA layer: q_a, q_b, kv_a (latent + rope), kv_b, o [, gate]."""
+    d, ql, kvl = c["hidden_size"], c["q_lora_rank"], c["kv_lora_rank"]
+    nope, rope, v = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+    w = d * ql + ql * heads * (nope + rope) + d * (kvl + rope) + kvl * heads * (nope + v) + heads * v * d
+    if output_gate:             # K3's Gated MLA: a full-rank sigmoid gate on the heads' output
+        w += d * heads * v
+    return w, ql + kvl
+
+
+def dsa_indexer(c: dict) -> tuple[int, int]:
+    """V3.2's Lightning Indexer: q from MLA's q-latent, one shared key, per-head weights; LayerNorm on k."""
+    d, ql, h, di = c["hidden_size"], c["q_lora_rank"], c["index_n_heads"], c["index_head_dim"]
+    return ql * h * di + d * di + d * h, 2 * di
+
+
+def kda(c: dict) -> tuple[int, int]:
+    """One KDA layer as AIConfigurator and fla read K3's config (use_full_rank_gate: the output gate
+    is full rank): q, k, v and output gate (d -> H*K each), the forget gate's low-rank pair
+    (d -> K -> H*K), beta (d -> H), depthwise short convs on q, k, v, A_log (H), dt_bias (H*K), o."""
+    d, h, k = c["hidden_size"], c["linear_attn_config.num_heads"], c["linear_attn_config.head_dim"]
+    p, conv = h * k, c["linear_attn_config.short_conv_kernel_size"]
+    w = 4 * d * p + (d * k + k * p) + d * h + 3 * p * conv + h + p + p * d
+    return w, k                 # the gated RMSNorm's weight is shared across heads
+
+
+def v4_attention(c: dict, ratio: int) -> dict[str, tuple[int, int]]:
+    """One V4 layer's attention parts, {part: (weights, norm weights)}, for compress ratio 0, 4 or 128."""
+    d, ql, h, hd = c["hidden_size"], c["q_lora_rank"], c["num_attention_heads"], c["head_dim"]
+    core = (d * ql + ql * h * hd + d * hd                 # q_a, q_b, the single shared kv head
+            + c["o_lora_rank"] * h * hd                   # grouped o_a: o_groups blocks of (H*hd/g -> o_lora)
+            + d * c["o_groups"] * c["o_lora_rank"]        # o_b
+            + h)                                          # one attention-sink logit per head
+    parts = {"core": (core, ql + hd)}
+    if ratio:
+        slots = 2 if ratio == 4 else 1                    # CSA windows overlap: two slots per entry
+        parts["compressor"] = (ratio * slots * hd + 2 * d * slots * hd, hd)   # position bias, kv and gate
+    if ratio == 4:
+        di, hi = c["index_head_dim"], c["index_n_heads"]
+        parts["indexer"] = (ratio * 2 * di + 2 * d * 2 * di + ql * hi * di + d * hi, di)
+    return parts
+
+
+def mhc(c: dict) -> int:
+    """One mHC (pre/post/residual-mixing weights from the flattened n streams)."""
+    n, d = c["hc_mult"], c["hidden_size"]
+    return (2 * n + n * n) * (n * d + 1) + 3
+
+
+# ---- families ----
+
+def _deepseek(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    dense = c["first_k_dense_replace"]
+    moe = L - dense
+    E, k, shared = c["n_routed_experts"], c["num_experts_per_tok"], c["n_shared_experts"]
+    expert = swiglu(d, c["moe_intermediate_size"])
+    attn_w, attn_n = mla(c, heads)
+    comps = _embedding_and_head(c)
+    comps.append(Component("MLA attention", "attention", L * attn_w, L * attn_w, L))
+    norms = L * (attn_n + 2 * d) + d
+    if "index_n_heads" in c:
+        idx_w, idx_n = dsa_indexer(c)
+        comps.append(Component("DSA indexer", "attention", L * idx_w, L * idx_w, L))
+        norms += L * idx_n
+    comps += [
+        Component("dense FFN", "dense_ffn", dense * swiglu(d, c["intermediate_size"]),
+                  dense * swiglu(d, c["intermediate_size"]), dense),
+        Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),   # gate + selection bias
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared * expert, moe * shared * expert, moe),
+        Component("norms", "norms", norms, norms, L),
+    ]
+    mtp_layer = attn_w + attn_n + (E * d + E) + (E + shared) * expert + 2 * d
+    comps.append(_mtp(c, mtp_layer))
+    return comps
+
+
+def _deepseek_v4(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L = c["hidden_size"], c["num_hidden_layers"]
+    E, k, shared = c["n_routed_experts"], c["num_experts_per_tok"], c["n_shared_experts"]
+    expert = swiglu(d, c["moe_intermediate_size"])
+    ratios = c["compress_ratios"][:L]        # the list carries one more entry, for the MTP layer
+    kind = {0: "sliding-window", 4: "CSA", 128: "HCA"}
+    sums: dict[str, list[int]] = {}
+    norms = L * 2 * d + d
+    for r in ratios:
+        if r not in kind:
+            raise ValueError(f"{spec.id}: compress ratio {r} is not one V4 uses (0, 4, 128)")
+        for part, (w, n) in v4_attention(c, r).items():
+            name = f"{kind[r]} attention" if part == "core" else f"{kind[r]} {part}"
+            acc = sums.setdefault(name, [0, 0])
+            acc[0] += w
+            acc[1] += 1 if part == "core" else 0
+            norms += n
+    comps = _embedding_and_head(c)
+    comps += [Component(name, "attention", w, w, max(n, 1)) for name, (w, n) in sums.items()]
+    hc = L * 2 * mhc(c) + c["hc_mult"] * (c["hc_mult"] * d + 1) + 1     # two per layer, plus the head's
+    comps += [
+        Component("router", "router", L * (E * d + E), L * (E * d + E), L),
+        Component("routed experts", "routed_experts", L * E * expert, L * k * expert, L),
+        Component("shared experts", "shared_experts", L * shared * expert, L * shared * expert, L),
+        Component("mHC residual streams", "residual", hc, hc, L),
+        Component("norms", "norms", norms, norms, L),
+    ]
+    last = c["compress_ratios"][L] if len(c["compress_ratios"]) > L else 0
+    mtp_attn = sum(w + n for w, n in v4_attention(c, last).values())
+    comps.append(_mtp(c, mtp_attn + (E * d + E) + (E + shared) * expert + 2 * mhc(c) + 2 * d))
+    return comps
+
+
+def _kimi_k3(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    n_kda = len(c["linear_attn_config.kda_layers"])
+    n_mla = len(c["linear_attn_config.full_attn_layers"])
+    dense = c["first_k_dense_replace"]
+    moe = L - dense
+    E, k, shared = c["num_experts"], c["num_experts_per_token"], c["num_shared_experts"]
+    latent = c["routed_expert_hidden_size"]
+    expert = swiglu(latent, c["moe_intermediate_size"])             # routed experts live in the latent
+    shared_expert = swiglu(d, c["moe_intermediate_size"])            # shared experts stay full width
+    kda_w, kda_n = kda(c)
+    mla_w, mla_n = mla(c, heads, output_gate=c["mla_use_output_gate"])
+    # AttnRes: a zero-initialised pseudo-query (d) and an RMSNorm (d) per sublayer, plus the final one.
+    attnres = (2 * L + 1) * 2 * d
+    norms = n_kda * kda_n + n_mla * mla_n + L * 2 * d + d + (moe * latent if c["latent_moe_use_norm"] else 0)
+    comps = _embedding_and_head(c)
+    comps += [
+        Component("KDA attention", "attention", n_kda * kda_w, n_kda * kda_w, n_kda),
+        Component("Gated MLA attention", "attention", n_mla * mla_w, n_mla * mla_w, n_mla),
+        Component("dense FFN", "dense_ffn", dense * swiglu(d, c["intermediate_size"]),
+                  dense * swiglu(d, c["intermediate_size"]), dense),
+        Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
+        Component("latent projections", "latent_proj", moe * 2 * d * latent, moe * 2 * d * latent, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared * shared_expert,
+                  moe * shared * shared_expert, moe),
+        Component("AttnRes residual", "residual", attnres, attnres, L),
+        Component("norms", "norms", norms, norms, L),
+    ]
+    comps.append(_mtp(c, 0))
+    return comps
+
+
+def _embedding_and_head(c: dict) -> list[Component]:
+    emb = c["vocab_size"] * c["hidden_size"]
+    head = 0 if c["tie_word_embeddings"] else emb
+    return [Component("embedding", "embedding", emb, emb),
+            Component("output head", "head", head, head)]
+
+
+def _mtp(c: dict, layer_params: int) -> Component:
+    """MTP layers: one decoder layer each plus the [emb; h] -> d projection and its two norms;
+    embedding and head are shared with the main model. Not part of the published totals."""
+    n = c.get("num_nextn_predict_layers", 0)
+    d = c["hidden_size"]
+    per = layer_params + 2 * d * d + 2 * d + d if layer_params else 0
+    return Component("MTP", "mtp", n * per, 0, n, in_total=False)
+
+
+FAMILIES = {"deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "deepseek_v4": _deepseek_v4,
+            "kimi_linear": _kimi_k3}
+
+
+def param_counts(spec: ModelSpec | str) -> ParamCounts:
+    """Per-component parameter counts of ``spec`` (a spec or a model id) from its public config."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    family = spec.raw.get("config", {}).get("model_type")
+    if family not in FAMILIES:
+        raise ParameterError("model", spec.id, "a model whose config the counter reads: " + ", ".join(BOOK_MODELS))
+    return ParamCounts(spec.id, tuple(FAMILIES[family](spec)))

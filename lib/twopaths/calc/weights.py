@@ -1,0 +1,156 @@
+"""Weight bytes by storage format, and weights per GPU for a parallel layout.
+
+Formats (bits per weight plus the block scales that come with them):
+- ``bf16``: 2 bytes, no scale.
+- ``fp8``: e4m3 with one fp32 scale per 128x128 block, as DeepSeek's FP8 checkpoints ship
+  (``weight_block_size: [128, 128]``; the V3 checkpoint stores ``weight_scale_inv`` in fp32).
+- ``mxfp4``: e2m1 with one e8m0 (1-byte) scale per 32 weights (OCP MX), as K3's routed experts
+  ship (``mxfp4-pack-quantized``, ``group_size: 32``, ``scale_dtype: uint8``).
+- ``fp4``: NVFP4, e2m1 with one e4m3 scale per 16 weights (the per-tensor fp32 scale is ignored).
+
+Layouts: attention ``tp=1`` is attention data-parallel (every non-expert weight on every GPU);
+``tp>1`` splits the non-expert weights over ``tp`` GPUs (heads must divide). Routed experts are
+spread over ``ep`` GPUs, ``redundant_experts`` extra replicas per MoE layer included. The MTP
+layers are not counted (they add at most 1.7% to V4-Pro's parameters, mostly experts).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import ParameterError, check_choice, check_int, check_real
+from ..specs import GPUSpec, ModelSpec, gpu as gpu_spec, model
+from .params import GROUPS, ParamCounts, param_counts
+
+
+@dataclass(frozen=True)
+class WeightFormat:
+    name: str
+    bits: int           # per weight
+    group: int          # weights per scale (0: no scale)
+    scale_bytes: int
+
+    def bytes(self, params: float) -> float:
+        scales = -(-params // self.group) if self.group else 0
+        return params * self.bits / 8 + scales * self.scale_bytes
+
+
+WEIGHT_FORMATS = {
+    "bf16": WeightFormat("bf16", 16, 0, 0),
+    "fp8": WeightFormat("fp8", 8, 128 * 128, 4),
+    "mxfp4": WeightFormat("mxfp4", 4, 32, 1),
+    "fp4": WeightFormat("fp4", 4, 16, 1),
+}
+# Groups whose weights are Linear layers a checkpoint may quantise; the rest (embedding lookups,
+# routers, norms, residual-stream mixers) stay in BF16 in every checkpoint the book covers.
+LINEAR_GROUPS = ("head", "attention", "routed_experts", "shared_experts", "dense_ffn", "latent_proj", "mtp")
+
+
+def shipped_formats(spec: ModelSpec | str) -> dict[str, str]:
+    """Each group's format as the checkpoint ships it, read from the config's quantisation keys."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    c = spec.raw["config"]
+    out = dict.fromkeys(GROUPS, "bf16")
+    if c.get("quantization_config.quant_method") == "fp8":
+        # DeepSeek: every Linear in FP8 blocks except the output head; V4 ships its experts in FP4.
+        for g in LINEAR_GROUPS:
+            if g != "head":
+                out[g] = "fp8"
+        if c.get("expert_dtype") == "fp4":
+            # V4's FP4 experts carry e8m0 (ue8m0) scales per 32 weights: the MX layout.
+            out["routed_experts"] = "mxfp4"
+    elif c.get("quantization_config.format") == "mxfp4-pack-quantized":
+        # K3: the ignore list keeps self_attn, shared_experts, the dense MLP and lm_head in BF16, so
+        # only routed experts are MXFP4. The latent projections' module names are not public;
+        # AIConfigurator's K3 model keeps them in BF16 and so does the book.
+        group = c["quantization_config.config_groups.group_0.weights.group_size"]
+        if group != WEIGHT_FORMATS["mxfp4"].group:
+            raise ValueError(f"{spec.id}: MXFP4 group size {group}, the format table assumes 32")
+        out["routed_experts"] = "mxfp4"
+    return out
+
+
+def _formats(spec: ModelSpec, formats: dict | None) -> dict[str, WeightFormat]:
+    chosen = shipped_formats(spec)
+    for group, fmt in (formats or {}).items():
+        check_choice("format group", group, GROUPS)
+        chosen[group] = check_choice(f"format of {group}", fmt, WEIGHT_FORMATS)
+    return {g: WEIGHT_FORMATS[f] for g, f in chosen.items()}
+
+
+def weight_bytes(spec: ModelSpec | str, formats: dict | None = None, *, include_mtp: bool = False) -> dict[str, float]:
+    """Bytes per group over the whole model (scales included); ``formats`` overrides groups."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    fmts = _formats(spec, formats)
+    return {g: fmts[g].bytes(n) for g, n in param_counts(spec).by_group(include_mtp=include_mtp).items()}
+
+
+def moe_shape(counts: ParamCounts, spec: ModelSpec) -> tuple[int, int]:
+    """(routed experts per MoE layer, MoE layers)."""
+    c = spec.raw["config"]
+    experts = c.get("n_routed_experts", c.get("num_experts"))
+    return experts, counts.component("routed experts").layers
+
+
+def _check_tp(spec: ModelSpec, tp: int) -> int:
+    tp = check_int("tp", tp, minimum=1)
+    c = spec.raw["config"]
+    heads = [c["num_attention_heads"]] + ([c["linear_attn_config.num_heads"]] if "linear_attn_config.num_heads" in c else [])
+    for h in heads:
+        if h % tp:
+            raise ParameterError("tp", tp, f"a divisor of the attention heads ({h}) of {spec.id}")
+    return tp
+
+
+def experts_per_gpu(experts: int, ep: int, redundant_experts: int = 0) -> int:
+    """Expert slots per GPU in each MoE layer; the slots must spread evenly."""
+    redundant_experts = check_int("redundant_experts", redundant_experts, minimum=0)
+    slots = experts + redundant_experts
+    ep = check_int("ep", ep, minimum=1, maximum=slots)
+    if slots % ep:
+        raise ParameterError("ep", ep, f"a divisor of the {slots} expert slots per layer "
+                             f"({experts} experts + {redundant_experts} redundant)")
+    return slots // ep
+
+
+@dataclass(frozen=True)
+class GPUWeights:
+    experts_per_gpu: int
+    expert_bytes: float          # on one GPU
+    other_bytes: float           # non-expert weights on one GPU
+    by_group: dict               # bytes per group on one GPU
+
+    @property
+    def total(self) -> float:
+        return self.expert_bytes + self.other_bytes
+
+
+def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_experts: int = 0,
+                    formats: dict | None = None) -> GPUWeights:
+    """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1)."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    tp = _check_tp(spec, tp)
+    counts = param_counts(spec)
+    experts, moe_layers = moe_shape(counts, spec)
+    per_gpu = experts_per_gpu(experts, ep, redundant_experts)
+    total = weight_bytes(spec, formats)
+    by_group = {g: (b * per_gpu / experts if g == "routed_experts" else b / tp) for g, b in total.items()}
+    expert = by_group["routed_experts"]
+    return GPUWeights(per_gpu, expert, sum(by_group.values()) - expert, by_group)
+
+
+def kv_space_per_gpu(weights: float, gpu: GPUSpec | str, *, usable_fraction: float = 0.9,
+                     overhead_bytes: float = 0.0) -> float:
+    """HBM left for KV on one GPU: usable_fraction x HBM - weights - runtime overhead (may be < 0)."""
+    gpu = gpu_spec(gpu) if isinstance(gpu, str) else gpu
+    usable_fraction = check_real("usable_fraction", usable_fraction, minimum=0, maximum=1, open_min=True)
+    overhead_bytes = check_real("overhead_bytes", overhead_bytes, minimum=0)
+    return usable_fraction * gpu.hbm_bytes - weights - overhead_bytes
+
+
+def ep_sizes(spec: ModelSpec | str, redundant_experts: int = 0, *, maximum: int | None = None) -> list[int]:
+    """Every EP size that spreads the expert slots evenly, up to ``maximum`` GPUs."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    experts, _ = moe_shape(param_counts(spec), spec)
+    slots = experts + redundant_experts
+    return [n for n in range(1, min(slots, maximum or slots) + 1) if slots % n == 0]
