@@ -1,0 +1,106 @@
+"""LatentMoE: the projection plumbing against transformers' Nemotron-H latent MoE, the norm, the chain's scale."""
+
+import pytest
+import torch
+
+from twopaths.layers import latent_moe, routers
+from twopaths.layers.ffn import FFN
+
+D, LATENT, E, K, H, SH = 16, 8, 8, 2, 12, 20
+
+
+def test_plumbing_matches_nemotron_h_latent_moe():
+    """Nemotron-H has our shape without the norm and with relu^2 experts: match it with norm=False, act=relu2."""
+    from transformers import NemotronHConfig
+    from transformers.models.nemotron_h.modeling_nemotron_h import NemotronHMoE
+    torch.manual_seed(0)
+    cfg = NemotronHConfig(hidden_size=D, moe_latent_size=LATENT, n_routed_experts=E, num_experts_per_tok=K,
+                          moe_intermediate_size=H, moe_shared_expert_intermediate_size=SH, n_group=2,
+                          topk_group=1, routed_scaling_factor=2.0, norm_topk_prob=True, mlp_hidden_act="relu2")
+    router = routers.TopKRouter(D, E, K, "sigmoid", n_group=2, topk_group=1, scale=2.0)
+    ours = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=1, shared_hidden=SH, act="relu2", norm=False,
+                                router=router)
+    ref = NemotronHMoE(cfg)
+    with torch.no_grad():
+        ref.gate.weight.copy_(router.proj.weight)
+        ref.fc1_latent_proj.weight.copy_(ours.down.weight)
+        ref.fc2_latent_proj.weight.copy_(ours.up.weight)
+        ref.experts.up_proj.copy_(ours.experts.w_up)
+        ref.experts.down_proj.copy_(ours.experts.w_down)
+        ref.shared_experts.up_proj.weight.copy_(ours.shared.w_up.weight)
+        ref.shared_experts.down_proj.weight.copy_(ours.shared.w_down.weight)
+    x = torch.randn(2, 10, D)
+    y = ours(x)
+    torch.testing.assert_close(y, ref(x), rtol=1e-5, atol=1e-6)
+    assert len(ours.last_routing.indices.unique()) > E // 2          # many experts took part
+
+
+def test_routed_path_follows_the_formula():
+    torch.manual_seed(1)
+    m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=2, shared_hidden=SH, act="situ")
+    x = torch.randn(6, D)
+    y = m(x)
+    r = m.last_routing
+    z = m.down(x)
+    mixed = torch.stack([sum(r.weights[t, j] * _expert(m.experts, int(r.indices[t, j]), z[t])
+                             for j in range(K)) for t in range(6)])
+    expected = m.up(m.norm(mixed)) + m.shared(x)
+    torch.testing.assert_close(y, expected, rtol=1e-5, atol=1e-6)
+
+
+def _expert(ex, e, z):
+    return ex.w_down[e] @ ex.act(ex.w_gate[e] @ z, ex.w_up[e] @ z)
+
+
+def test_two_shared_experts_are_one_twice_as_wide():
+    torch.manual_seed(2)
+    a, b, both = FFN(D, SH), FFN(D, SH), FFN(D, 2 * SH)
+    with torch.no_grad():
+        both.w_gate.weight.copy_(torch.cat([a.w_gate.weight, b.w_gate.weight]))
+        both.w_up.weight.copy_(torch.cat([a.w_up.weight, b.w_up.weight]))
+        both.w_down.weight.copy_(torch.cat([a.w_down.weight, b.w_down.weight], dim=1))
+    x = torch.randn(5, D)
+    torch.testing.assert_close(both(x), a(x) + b(x), rtol=1e-5, atol=1e-6)
+
+
+def _rms(t):
+    return t.pow(2).mean().sqrt().item()
+
+
+@pytest.mark.parametrize("norm", [True, False])
+def test_the_norm_removes_the_chain_gain(norm):
+    """Scale every weight of the routed chain but W_up by 3: with the norm the output's RMS barely moves."""
+    torch.manual_seed(3)
+    m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=0, act="swiglu", norm=norm)
+    x = torch.randn(64, D)
+    before = m(x)
+    with torch.no_grad():
+        for w in m.chain()[:-1]:
+            w.mul_(3.0)
+    ratio = _rms(m(x)) / _rms(before)
+    if norm:
+        assert 0.8 < ratio < 1.25, ratio
+    else:
+        assert ratio > 3 ** 4, ratio           # at least the four linear gains; silu adds more
+
+
+def test_the_norm_cancels_a_linear_gain_exactly():
+    torch.manual_seed(4)
+    m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=0, act="swiglu", norm=True, eps=0.0)
+    x = torch.randn(32, D)
+    before = m(x)
+    with torch.no_grad():
+        m.experts.w_down.mul_(7.0)             # after the activation: a pure scale on the weighted sum
+    torch.testing.assert_close(m(x), before, rtol=1e-5, atol=1e-6)
+
+
+def test_residual_rms_counts_every_block():
+    blocks = [latent_moe.LatentMoE(D, LATENT, E, K, H) for _ in range(3)]
+    rms = latent_moe.residual_rms(blocks, torch.randn(4, 5, D))
+    assert len(rms) == 4 and all(v > 0 for v in rms)
+
+
+def test_bad_arguments(raises_param):
+    raises_param("top_k", latent_moe.LatentMoE, D, LATENT, E, E + 1, H)
+    raises_param("latent", latent_moe.LatentMoE, D, 0, E, K, H)
+    raises_param("act", latent_moe.LatentMoE, D, LATENT, E, K, H, act="gelu")
