@@ -1,0 +1,80 @@
+"""AttnRes against fla's ``naive_attnres``, the zero-query start, block sources, bad input.
+
+fla's pure-torch reference is loaded by file path from the installed fla-core package: importing
+``fla.ops`` would pull in every Triton kernel.
+"""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+import torch
+
+from twopaths.layers.attnres import AttnRes, DepthSources, depth_attention, source_count
+
+TOL = 1e-5
+
+
+def _naive_attnres():
+    spec = importlib.util.find_spec("fla")
+    path = Path(spec.origin).parent / "ops" / "attnres" / "naive.py"
+    module_spec = importlib.util.spec_from_file_location("fla_attnres_naive", path)
+    module = importlib.util.module_from_spec(module_spec)
+    module_spec.loader.exec_module(module)
+    return module.naive_attnres
+
+
+@pytest.mark.parametrize("n_sources,shape,scale", [(1, (3, 8), 1.0), (5, (2, 7, 16), 1.0), (9, (4, 32), 0.25)])
+def test_matches_fla_naive_attnres(n_sources, shape, scale):
+    torch.manual_seed(n_sources)
+    dim = shape[-1]
+    sources = [torch.randn(*shape) * (1 + i) for i in range(n_sources)]     # sizes differ on purpose
+    query, key_weight = torch.randn(dim), 1 + 0.3 * torch.randn(dim)
+    expected, expected_p = _naive_attnres()(query, sources, key_weight, rms_eps=1e-6, scale=scale, return_weights=True)
+    got, p = depth_attention(query, sources, key_weight, eps=1e-6, scale=scale)
+    assert (got - expected).abs().max().item() < TOL
+    assert (p - expected_p).abs().max().item() < TOL
+
+
+def test_module_matches_fla_with_its_pseudo_query_as_a_linear_weight():
+    torch.manual_seed(1)
+    mod = AttnRes(16)
+    with torch.no_grad():
+        mod.query.normal_()
+        mod.key_weight.uniform_(0.5, 1.5)
+    sources = [torch.randn(2, 3, 16) for _ in range(4)]
+    expected = _naive_attnres()(mod.query.view(16, 1), sources, mod.key_weight)   # fla's Linear(D, 1) layout
+    assert (mod(sources)[0] - expected).abs().max().item() < TOL
+
+
+def test_zero_query_reads_the_plain_mean_and_values_keep_their_scale():
+    mod = AttnRes(8)
+    sources = [torch.randn(4, 8), 100 * torch.randn(4, 8)]
+    out, p = mod(sources)
+    assert torch.allclose(p, torch.full_like(p, 0.5))
+    assert torch.allclose(out, (sources[0] + sources[1]) / 2)
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3, 12])
+def test_block_sources(block_size):
+    emb = torch.zeros(2)
+    outputs = [torch.full((2,), 2.0**i) for i in range(7)]
+    src = DepthSources(emb, block_size)
+    for i, out in enumerate(outputs):
+        src.add(out)
+        assert len(src.values()) == source_count(i + 1, block_size)
+    # The sources sum to what a plain residual would hold: the embedding plus every output.
+    assert torch.equal(sum(src.values()), emb + sum(outputs))
+    if block_size == 1:
+        assert all(torch.equal(a, b) for a, b in zip(src.values()[1:], outputs))
+
+
+def test_bad_input(raises_param):
+    raises_param("sources", depth_attention, torch.zeros(4), [], torch.ones(4))
+    raises_param("sources", depth_attention, torch.zeros(4), [torch.zeros(2, 4), torch.zeros(3, 4)], torch.ones(4))
+    raises_param("query", depth_attention, torch.zeros(5), [torch.zeros(2, 4)], torch.ones(4))
+    raises_param("key_weight", depth_attention, torch.zeros(4), [torch.zeros(2, 4)], torch.ones(3))
+    raises_param("dim", AttnRes, 0)
+    raises_param("block_size", DepthSources, torch.zeros(4), 0)
+    raises_param("block_size", source_count, 10, 0)
+    raises_param("sublayers", source_count, -1, 2)
