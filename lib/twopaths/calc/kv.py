@@ -79,10 +79,13 @@ def formats_for(spec: ModelSpec, kv_dtype) -> tuple[KVFormat, KVFormat]:
 
     FP8 means the layout the model ships with (``fp8_layout`` in its spec). Indexer keys keep the
     format the model's spec names (``indexer_format``) whatever ``kv_dtype`` says, as DeepSeek's
-    inference code stores them; a ``KVFormat`` passed directly is used for everything.
+    inference code stores them; a ``KVFormat`` passed directly is used for everything, and a pair
+    ``(entry, indexer)`` of them sets both (to reproduce another tool's assumptions).
     """
     if isinstance(kv_dtype, KVFormat):
         return kv_dtype, kv_dtype
+    if isinstance(kv_dtype, tuple) and all(isinstance(f, KVFormat) for f in kv_dtype) and len(kv_dtype) == 2:
+        return kv_dtype
     kv_dtype = kv_dtype or spec.kv_format or "bf16"
     check_choice("kv_dtype", kv_dtype, KV_DTYPES)
     entry = FORMATS[spec.raw.get("fp8_layout", "fp8-flashmla-v32")] if kv_dtype == "fp8" else FORMATS[kv_dtype]
