@@ -1,0 +1,208 @@
+"""V4's attention against transformers' ``deepseek_v4`` modules on a tiny config, decode against
+prefill, cache bytes against the calculator, and bad input.
+
+The oracle is transformers' model code (a test dependency); weights are copied from its modules
+into ours. Its grouped low-rank output projection is one linear map, so ours holds the product.
+"""
+
+import pytest
+import torch
+
+from twopaths import specs
+from twopaths.calc import kv
+from twopaths.layers.csa_hca import CSA, HCA
+from twopaths.layers.indexer import causal_topk
+from twopaths.layers.window import WindowAttention, attend, rope
+
+D, H, HEAD, ROPE, QR, WIN, IH, ID, TOPK = 48, 4, 32, 8, 24, 8, 4, 16, 3
+KINDS = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
+TOL = 1e-5
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    """Tiny tensors: threads only contend on a shared machine."""
+    n = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(n)
+
+
+@pytest.fixture(scope="module")
+def hf():
+    from transformers.models.deepseek_v4 import modeling_deepseek_v4 as M
+    from transformers.models.deepseek_v4.configuration_deepseek_v4 import DeepseekV4Config
+
+    cfg = DeepseekV4Config(
+        vocab_size=32, hidden_size=D, num_hidden_layers=3, num_attention_heads=H, head_dim=HEAD, q_lora_rank=QR,
+        partial_rotary_factor=ROPE / HEAD, o_groups=2, o_lora_rank=16, sliding_window=WIN,
+        compress_rates={KINDS[1]: 4, KINDS[2]: 8}, index_n_heads=IH, index_head_dim=ID, index_topk=TOPK,
+        layer_types=list(KINDS), mlp_layer_types=["moe"] * 3, n_routed_experts=4, num_experts_per_tok=2,
+        moe_intermediate_size=8)
+    cfg._attn_implementation = "eager"
+    return M, cfg
+
+
+def _randomise(module, seed):
+    gen = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in module.named_parameters():
+            noise = torch.randn(p.shape, generator=gen)
+            p.copy_(1 + 0.1 * noise if name.endswith("norm.weight") else noise * (0.15 if p.dim() > 1 else 1.0))
+
+
+def _copy_compressor(ours, theirs):
+    ours.wkv.weight.copy_(theirs.kv_proj.weight)
+    ours.wgate.weight.copy_(theirs.gate_proj.weight)
+    ours.slot_bias.copy_(theirs.position_bias)
+    ours.norm.weight.copy_(theirs.kv_norm.weight)
+
+
+def _pair(hf, layer_idx, seed=1):
+    """Their attention layer with random weights, and ours with the same weights."""
+    M, cfg = hf
+    theirs = M.DeepseekV4Attention(cfg, layer_idx)
+    _randomise(theirs, seed)
+    common = dict(heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, q_rank=QR)
+    ours = [WindowAttention(D, rope_theta=cfg.rope_theta, **common),
+            CSA(D, 4, topk=TOPK, index_heads=IH, index_dim=ID, rope_theta=cfg.compress_rope_theta, **common),
+            HCA(D, 8, rope_theta=cfg.compress_rope_theta, **common)][layer_idx]
+    with torch.no_grad():
+        ours.wq_a.weight.copy_(theirs.q_a_proj.weight)
+        ours.q_norm.weight.copy_(theirs.q_a_norm.weight)
+        ours.wq_b.weight.copy_(theirs.q_b_proj.weight)
+        ours.wkv.weight.copy_(theirs.kv_proj.weight)
+        ours.kv_norm.weight.copy_(theirs.kv_norm.weight)
+        ours.sinks.copy_(theirs.sinks)
+        groups = theirs.o_a_proj.weight.view(cfg.o_groups, cfg.o_lora_rank, -1)
+        ours.wo.weight.copy_(theirs.o_b_proj.weight @ torch.block_diag(*groups))
+        if layer_idx:
+            _copy_compressor(ours.compressor, theirs.compressor)
+        if layer_idx == 1:
+            idx = theirs.compressor.indexer
+            _copy_compressor(ours.indexer.compressor, idx)
+            ours.indexer.wq.weight.copy_(idx.q_b_proj.weight)
+            ours.indexer.ww.weight.copy_(idx.scorer.weights_proj.weight)
+    return theirs, ours
+
+
+def _their_inputs(hf, x):
+    M, cfg = hf
+    B, T, _ = x.shape
+    pos = torch.arange(T)[None].expand(B, -1)
+    rot = M.DeepseekV4RotaryEmbedding(cfg)
+    emb = {k: rot(x, pos, layer_type=k) for k in ("main", "compress")}
+    i = torch.arange(T)
+    visible = (i[:, None] >= i[None, :]) & (i[:, None] - i[None, :] < WIN)
+    mask = torch.zeros(B, 1, T, T).masked_fill(~visible, float("-inf"))
+    return emb, pos, mask
+
+
+@pytest.mark.parametrize("layer_idx", [0, 1, 2], ids=["window", "csa", "hca"])
+def test_layer_matches_transformers(hf, layer_idx):
+    torch.manual_seed(layer_idx)
+    x = torch.randn(2, 37, D)             # 37: the last window is left open for both ratios
+    theirs, ours = _pair(hf, layer_idx)
+    emb, pos, mask = _their_inputs(hf, x)
+    with torch.no_grad():
+        expected, _ = theirs(x, emb, pos, mask)
+        got = ours(x)
+    assert expected.abs().mean() > 0.1                  # not a vanishing signal
+    torch.testing.assert_close(got, expected, rtol=0, atol=TOL)
+
+
+@pytest.mark.parametrize("layer_idx", [1, 2], ids=["csa", "hca"])
+def test_compressor_entries_match_transformers(hf, layer_idx):
+    torch.manual_seed(10 + layer_idx)
+    x = torch.randn(2, 35, D)
+    theirs, ours = _pair(hf, layer_idx)
+    _, pos, _ = _their_inputs(hf, x)
+    with torch.no_grad():
+        q_res = theirs.q_a_norm(theirs.q_a_proj(x))
+        expected = theirs.compressor(x, q_res, pos, None, layer_idx)[0][:, 0]
+        got = ours.compressor(x)
+    assert got.shape == expected.shape == (2, 35 // ours.ratio, HEAD)
+    torch.testing.assert_close(got, expected, rtol=0, atol=TOL)
+
+
+def test_indexer_picks_match_transformers(hf):
+    torch.manual_seed(3)
+    x = torch.randn(2, 41, D)
+    theirs, ours = _pair(hf, 1)
+    _, pos, _ = _their_inputs(hf, x)
+    with torch.no_grad():
+        q_res = theirs.q_a_norm(theirs.q_a_proj(x))
+        expected = theirs.compressor.indexer(x, q_res, pos, None, 1)
+        got = ours.indexer(x, q_res, torch.arange(41))
+        scores = ours.indexer.scores(x, q_res, torch.arange(41))
+    visible = ours.indexer.visible(torch.arange(41))
+    assert (visible > TOPK).any()                         # some queries really choose
+    assert torch.equal(got.sort(-1).values, expected.sort(-1).values)
+    assert torch.equal(got, causal_topk(scores, visible, TOPK))
+
+
+@pytest.mark.parametrize("cls", [WindowAttention, CSA, HCA])
+@pytest.mark.parametrize("chunk", [1, 5])
+def test_decode_equals_prefill(cls, chunk):
+    torch.manual_seed(chunk)
+    extra = {CSA: {"topk": TOPK}, HCA: {"ratio": 8}}.get(cls, {})
+    layer = cls(D, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, q_rank=QR, **extra)
+    _randomise(layer, 5)
+    x = torch.randn(2, 30, D)
+    with torch.no_grad():
+        full = layer(x)
+        cache = layer.new_cache()
+        steps = torch.cat([layer(x[:, a:a + chunk], cache) for a in range(0, 30, chunk)], dim=1)
+    torch.testing.assert_close(steps, full, rtol=0, atol=TOL)
+    assert cache.length == 30
+
+
+def _toy_spec(groups):
+    return specs.ModelSpec(id="toy", name="toy", assumptions="public", layers=1, params_total=1, params_active=1,
+                           source="inline", attention=tuple(specs.CacheGroup(k, 1, d) for k, d in groups))
+
+
+@pytest.mark.parametrize("tokens", [5, 29])
+@pytest.mark.parametrize("dtype,kv_dtype", [(torch.float32, "fp32"), (torch.bfloat16, "bf16")])
+def test_cache_bytes_equal_the_calculator(tokens, dtype, kv_dtype):
+    entry = {"entry_dim": HEAD, "rope_dim": ROPE}
+    cases = {
+        WindowAttention(D, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE): [("window", {"window": WIN, **entry})],
+        WindowAttention(D, heads=H, head_dim=HEAD, window=None, rope_dim=ROPE):
+            [("mla", {"kv_lora_rank": HEAD - ROPE, "rope_dim": ROPE})],      # one shared entry: MLA's layout
+        CSA(D, 4, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, index_dim=ID):
+            [("window", {"window": WIN, **entry}), ("compressed", {"ratio": 4, **entry}),
+             ("indexer", {"ratio": 4, "index_dim": ID})],
+        HCA(D, 8, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE):
+            [("window", {"window": WIN, **entry}), ("compressed", {"ratio": 8, **entry})],
+    }
+    for layer, groups in cases.items():
+        layer = layer.to(dtype)
+        cache = layer.new_cache()
+        with torch.no_grad():
+            for a in range(0, tokens, 4):
+                layer(torch.randn(1, min(4, tokens - a), D, dtype=dtype), cache)
+        assert cache.parts() == kv.kv_breakdown(_toy_spec(groups), tokens, kv_dtype), (layer, tokens)
+
+
+def test_rope_is_relative_and_invertible():
+    torch.manual_seed(0)
+    q, k = torch.randn(1, 1, 16), torch.randn(1, 1, 16)
+    score = lambda a, b: (rope(q, torch.tensor([a]), 1e4, 8) * rope(k, torch.tensor([b]), 1e4, 8)).sum()  # noqa: E731
+    torch.testing.assert_close(score(7, 3), score(104, 100))
+    x = torch.randn(2, 5, 3, 16)
+    pos = torch.arange(5) * 11
+    torch.testing.assert_close(rope(rope(x, pos, 1e4, 8), pos, 1e4, 8, inverse=True), x, rtol=0, atol=1e-6)
+
+
+def test_bad_input(raises_param):
+    raises_param("ratio", HCA, D, 0, window=WIN, head_dim=HEAD)
+    err = raises_param("ratio", HCA, D, 3, window=WIN, head_dim=HEAD)
+    assert "divisor of the window" in str(err)
+    raises_param("ratio", CSA, D, 16, window=WIN, head_dim=HEAD)            # 16 does not divide 8
+    raises_param("topk", CSA, D, 4, window=WIN, head_dim=HEAD, topk=0)
+    raises_param("rope_dim", WindowAttention, D, head_dim=HEAD, rope_dim=7)
+    q, kv = torch.randn(1, 2, 4, 8), torch.randn(1, 2, 3, 8)
+    allowed = torch.ones(1, 2, 2, dtype=torch.bool)
+    raises_param("k", attend, q, kv, kv, allowed, 1.0)                      # 3 KV heads for 4 query heads
+    raises_param("sinks", attend, q, kv[:, :, :1], kv[:, :, :1], allowed, 1.0, torch.zeros(3))

@@ -1,0 +1,76 @@
+"""V3.2's DSA against fla's ``naive_dsa``; decode against prefill; cache bytes against the calculator."""
+
+import importlib.util
+import pathlib
+
+import pytest
+import torch
+
+from twopaths import specs
+from twopaths.calc import kv
+from twopaths.layers.dsa import DSA
+from twopaths.layers.indexer import selected
+from twopaths.layers.window import attend, rope
+
+D, H, C, R, IH, ID, TOPK = 48, 4, 32, 8, 4, 16, 7
+
+
+@pytest.fixture(scope="module")
+def fla_naive():
+    import fla
+
+    spec = importlib.util.spec_from_file_location("fla_dsa_naive", pathlib.Path(fla.__file__).parent / "ops/dsa/naive.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _layer(seed=0):
+    torch.manual_seed(seed)
+    return DSA(D, heads=H, latent_dim=C, rope_dim=R, q_rank=24, topk=TOPK, index_heads=IH, index_dim=ID)
+
+
+def test_layer_matches_fla(fla_naive):
+    """fla selects and attends from our projections; the output projection is applied to both."""
+    layer, x = _layer(), torch.randn(2, 40, D)
+    pos, ix = torch.arange(40), layer.indexer
+    with torch.no_grad():
+        c_q = layer.q_norm(layer.wq_a(x))
+        q = rope(layer.wq_b(c_q).view(2, 40, H, -1), pos, layer.rope_theta, R)
+        key = torch.cat([layer.c_norm(layer.wc(x)), rope(layer.wr(x), pos, layer.rope_theta, R)], -1)[:, :, None]
+        q_idx = rope(ix.wq(c_q).view(2, 40, IH, ID), pos, ix.rope_theta, ix.rope_dim)
+        k_idx = rope(ix.k_norm(ix.wk(x)), pos, ix.rope_theta, ix.rope_dim)
+        o = fla_naive.naive_dsa(q, key, key[..., :C], q_idx, k_idx, ix.ww(x) * IH ** -0.5, topk=TOPK, scale=(C + R) ** -0.5)
+        expected, got = layer.wo(o.flatten(2)), layer(x)
+    assert expected.abs().mean() > 0.1
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
+
+
+def test_grouped_attention_over_picks_matches_fla(fla_naive):
+    """The attention core with 2 key/value heads for 4 query heads, on fla's own picks."""
+    torch.manual_seed(1)
+    B, T = 2, 25
+    q, k, v = torch.randn(B, T, 4, 16), torch.randn(B, T, 2, 16), torch.randn(B, T, 2, 12)
+    q_idx, k_idx, w_idx = torch.randn(B, T, 2, 8), torch.randn(B, T, 8), torch.randn(B, T, 2)
+    expected, picks = fla_naive.naive_dsa(q, k, v, q_idx, k_idx, w_idx, topk=6, return_indices=True)
+    got = attend(q, k, v, selected(picks, T), 16 ** -0.5)
+    torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
+
+
+@pytest.mark.parametrize("chunk", [1, 6])
+def test_decode_equals_prefill_and_cache_bytes_equal_the_calculator(chunk):
+    layer, x = _layer(chunk), torch.randn(1, 27, D)
+    with torch.no_grad():
+        full, cache = layer(x), layer.new_cache()
+        steps = torch.cat([layer(x[:, a:a + chunk], cache) for a in range(0, 27, chunk)], dim=1)
+    torch.testing.assert_close(steps, full, rtol=0, atol=1e-5)
+    toy = specs.ModelSpec(id="toy", name="toy", assumptions="public", layers=1, params_total=1, params_active=1,
+                          source="inline", attention=(specs.CacheGroup("mla", 1, {"kv_lora_rank": C, "rope_dim": R}),
+                                                      specs.CacheGroup("indexer", 1, {"ratio": 1, "index_dim": ID})))
+    assert cache.parts() == kv.kv_breakdown(toy, 27, "fp32")
+
+
+def test_bad_input(raises_param):
+    raises_param("topk", DSA, D, topk=0)
+    raises_param("heads", DSA, D, heads=0)
+    raises_param("rope_dim", DSA, D, rope_dim=40, index_dim=32)          # the indexer rotates as many channels

@@ -1,0 +1,84 @@
+"""The Lightning Indexer against fla's ``naive_dsa_indexer``; the recall measure and the distillation
+loss; bad input. (V4's indexer against transformers is in test_csa_hca.py.)"""
+
+import importlib.util
+import pathlib
+
+import pytest
+import torch
+
+from twopaths.layers.indexer import LightningIndexer, causal_topk, distill_loss, index_scores, selected, topk_mass
+
+
+@pytest.fixture(scope="module")
+def fla_naive():
+    """fla's pure-torch DSA reference, loaded by path: ``fla.ops`` imports Triton kernels."""
+    import fla
+
+    path = pathlib.Path(fla.__file__).parent / "ops" / "dsa" / "naive.py"
+    spec = importlib.util.spec_from_file_location("fla_dsa_naive", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("B,T,HI,DI,topk", [(2, 33, 4, 16, 5), (1, 20, 8, 32, 64), (3, 9, 1, 8, 1)])
+def test_token_indexer_matches_fla(fla_naive, B, T, HI, DI, topk):
+    torch.manual_seed(T)
+    q, k, w = torch.randn(B, T, HI, DI), torch.randn(B, T, DI), torch.randn(B, T, HI)
+    expected = fla_naive.naive_dsa_indexer(q, k, w, topk=topk, activation="relu")
+    got = causal_topk(index_scores(q, k, w, DI ** -0.5), torch.arange(T) + 1, topk)
+    assert got.shape == expected.shape == (B, T, topk)
+    assert torch.equal(got.sort(-1).values, expected.sort(-1).values)
+    assert (got == -1).any() == (topk > 1)                 # early queries see fewer than topk tokens
+
+
+def test_selected_mask_and_padding():
+    idx = torch.tensor([[[2, 0, -1], [1, -1, -1]]])
+    assert selected(idx, 4).tolist() == [[[True, False, True, False], [False, True, False, False]]]
+
+
+def test_topk_mass_is_one_for_exact_picks_and_below_for_others():
+    torch.manual_seed(0)
+    p = torch.softmax(torch.randn(2, 6, 10), dim=-1)
+    exact = p.topk(3, dim=-1).indices
+    torch.testing.assert_close(topk_mass(p, exact, 3), torch.ones(2, 6))
+    worst = (-p).topk(3, dim=-1).indices
+    assert (topk_mass(p, worst, 3) < 1).all()
+
+
+def test_distillation_pulls_the_scores_to_the_attention():
+    torch.manual_seed(0)
+    visible = torch.tensor([0, 2, 5, 5])
+    p = torch.softmax(torch.randn(1, 4, 5).masked_fill(torch.arange(5) >= visible[:, None], float("-inf")), -1)
+    p = p.nan_to_num(0.0)                                   # the query that sees nothing
+    assert distill_loss(torch.log(p.clamp_min(1e-30)), p, visible) < 1e-6
+    assert distill_loss(torch.zeros(1, 4, 5), p, visible) > 1e-3
+
+
+def test_indexer_streaming_equals_one_shot():
+    torch.manual_seed(1)
+    for ratio in (1, 4):
+        ix = LightningIndexer(16, 8, heads=2, dim=8, topk=3, ratio=ratio, rope_dim=4)
+        x, c_q = torch.randn(2, 19, 16), torch.randn(2, 19, 8)
+        with torch.no_grad():
+            scores = ix.scores(x, c_q, torch.arange(19))
+            state = ix.new_state()
+            steps = torch.cat([ix(x[:, t:t + 1], c_q[:, t:t + 1], torch.tensor([t]), state) for t in range(19)], 1)
+        # ReLU scores tie at zero, and ties may break either way: compare the scores picked
+        picked = lambda idx: scores.gather(-1, idx.clamp_min(0)).masked_fill(idx < 0, -1).sort(-1).values  # noqa: E731
+        torch.testing.assert_close(picked(steps), picked(ix(x, c_q, torch.arange(19))), rtol=0, atol=1e-6)
+        assert state.count == 19 // ratio
+
+
+def test_bad_input(raises_param):
+    q, k = torch.randn(1, 4, 2, 8), torch.randn(1, 4, 8)
+    raises_param("w", index_scores, q, k, torch.randn(1, 4, 3), 1.0)        # 3 weights for 2 heads
+    raises_param("k", causal_topk, torch.randn(1, 4, 4), torch.arange(4), 0)
+    p = torch.softmax(torch.randn(1, 2, 4), -1)
+    err = raises_param("k", topk_mass, p, p.topk(4, -1).indices, 5)         # more than the 4 entries
+    assert "4 entries" in str(err)
+    raises_param("k", topk_mass, p, p.topk(2, -1).indices, 3)               # more than the picks given
+    raises_param("topk", LightningIndexer, 16, 8, topk=0)
+    raises_param("ratio", LightningIndexer, 16, 8, ratio=0)
+    raises_param("index_heads", LightningIndexer, 16, 8, heads=0)
