@@ -41,3 +41,52 @@ def test_a_claim_needs_a_known_unit_and_a_number():
         _claim("1", "Gb")
     with pytest.raises(ValueError):
         _claim("about 5", "x")
+
+
+def test_scaled_units_compare_in_their_own_unit():
+    assert claims.judge(_claim("28", "ms"), (104e9 + 30.72e9) / 4.8e12).verdict == "matches"
+    assert claims.judge(_claim("400", "Gb/s"), 50e9).verdict == "matches"            # bits, not bytes
+    assert claims.judge(_claim("2.45", "B params"), 2.2e12 / 898).verdict == "matches"
+    assert claims.judge(_claim("2.45", "T params"), 2.2e12 / 898).verdict == "differs"
+    assert claims.judge(_claim("500", "K tokens"), 500_000).verdict == "matches"
+    assert claims.judge(_claim("15.00", "USD/M tokens"), 15e-6).verdict == "matches"
+    assert claims.judge(_claim("0.12", "s"), 6.1e9 / 50e9).verdict == "matches"
+
+
+def test_counts_are_compared_as_they_are():
+    assert claims.judge(_claim("69", "requests"), 2144 / 30.9).verdict == "matches"
+    assert claims.judge(_claim("147", "requests"), 146.2).verdict == "rounding"
+    assert claims.judge(_claim("580", "nodes"), 4 * 148).verdict == "differs"
+    assert claims.judge(_claim("-80", "number"), 16 * -5).verdict == "matches"
+
+
+def test_optional_fields_default_and_become_tuples():
+    plain = _claim("1", "x")
+    assert plain.versions == ("en", "zh") and plain.checkable is True and plain.differs_from is None
+    c = claims.Claim(id="y", section="s", paraphrase="p", stated="1", unit="x", versions=["zh"],
+                     inputs=["context 1M tokens"], derived_from=["x"], checkable="price")
+    assert c.versions == ("zh",) and c.derived_from == ("x",) and hash(c)
+
+
+def test_optional_fields_are_checked():
+    import pytest
+
+    def make(**kw):
+        return claims.Claim(id="y", section="s", paraphrase="p", stated="1", unit="x", **kw)
+
+    with pytest.raises(ValueError, match="versions"):
+        make(versions=["fr"])
+    with pytest.raises(ValueError, match="versions"):
+        make(versions=[])
+    with pytest.raises(ValueError, match="checkable"):
+        make(checkable=False)
+    with pytest.raises(ValueError, match="checkable"):
+        make(checkable="")
+    with pytest.raises(ValueError, match="itself"):
+        make(derived_from=["y"])
+    with pytest.raises(ValueError, match="itself"):
+        make(differs_from="y")
+
+
+def test_topics_lists_the_files():
+    assert "kv_cache" in claims.topics() and claims.topics() == sorted(claims.topics())

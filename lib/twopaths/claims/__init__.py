@@ -24,7 +24,21 @@ from ..errors import check_choice
 
 HERE = Path(__file__).parent
 BINARY_OF = {"kB": "KiB", "MB": "MiB", "GB": "GiB", "TB": "TiB"}
-CLAIM_UNITS = set(UNITS) | {"%", "x"}   # bytes in a named unit, a percentage, or a plain ratio
+# Units that are not bytes, and the SI value of one of them: parameters and tokens as plain counts,
+# seconds, bytes/s (Gb/s counts bits, so one is 1e9/8 bytes/s), and a price per token.
+SCALED_UNITS = {
+    "M params": 1e6, "B params": 1e9, "T params": 1e12,
+    "tokens": 1, "K tokens": 1e3, "M tokens": 1e6, "K entries": 1e3,
+    "s": 1, "ms": 1e-3, "h": 3600,
+    "GB/s": 1e9, "TB/s": 1e12, "Gb/s": 1e9 / 8, "tokens/s": 1,
+    "USD/M tokens": 1e-6, "CNY/M tokens": 1e-6,
+}
+# Plain counts, compared as they are ("number": a dimensionless value that is not a ratio, e.g. a bound).
+COUNT_UNITS = {"layers", "heads", "dims", "experts", "entries", "GPUs", "nodes", "units", "requests",
+               "count", "rank", "points", "number"}
+SCALE = UNITS | SCALED_UNITS   # the SI value of one of each unit that has a scale
+CLAIM_UNITS = set(SCALE) | COUNT_UNITS | {"%", "x"}
+VERSIONS = ("en", "zh")   # the article's English version and its Chinese original
 
 
 @dataclass(frozen=True)
@@ -34,24 +48,53 @@ class Claim:
     paraphrase: str
     stated: str
     unit: str
+    versions: tuple[str, ...] = VERSIONS     # where the claim is printed: "en", "zh" or both
+    inputs: tuple[str, ...] = ()             # the article's stated assumptions behind the figure
+    derived_from: tuple[str, ...] = ()       # ids of the claims the article computes it from
+    differs_from: str | None = None          # the id of the same claim as the other version prints it
+    checkable: bool | str = True             # True, or why no recomputation can check it
+    note: str = ""
 
     def __post_init__(self):
         if self.unit not in CLAIM_UNITS:
             raise ValueError(f"claim {self.id}: unit {self.unit!r} is not one of {sorted(CLAIM_UNITS)}")
         float(self.stated)   # a stated value must be a number as printed
+        for name in ("versions", "inputs", "derived_from"):   # YAML gives lists; a frozen claim keeps tuples
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        if not self.versions or len(set(self.versions)) < len(self.versions) or not set(self.versions) <= set(VERSIONS):
+            raise ValueError(f"claim {self.id}: versions {self.versions!r} must name one or both of {VERSIONS}")
+        if self.checkable is not True and not (isinstance(self.checkable, str) and self.checkable):
+            raise ValueError(f"claim {self.id}: checkable must be true or a reason, got {self.checkable!r}")
+        if self.id == self.differs_from or self.id in self.derived_from:
+            raise ValueError(f"claim {self.id}: refers to itself")
 
     @property
     def value(self) -> float:
         return float(self.stated)
 
 
+def topics() -> list[str]:
+    """The topic files beside this module (``kv_cache``, ``serving``, ...), sorted."""
+    return sorted(p.stem for p in HERE.glob("*.yaml"))
+
+
 @cache
 def claims(topic: str = "kv_cache") -> dict[str, Claim]:
     """The claims of one topic file (``<topic>.yaml`` beside this module), by id."""
-    topics = sorted(p.stem for p in HERE.glob("*.yaml"))
-    check_choice("topic", topic, topics)
+    check_choice("topic", topic, topics())
     items = yaml.safe_load((HERE / f"{topic}.yaml").read_text())
     return {c["id"]: Claim(**c) for c in items}
+
+
+def all_claims() -> dict[str, Claim]:
+    """Every topic's claims in one mapping by id; an id used twice is an error."""
+    merged: dict[str, Claim] = {}
+    for topic in topics():
+        for cid, claim in claims(topic).items():
+            if cid in merged:
+                raise ValueError(f"claim id {cid!r} is used twice (again in {topic}.yaml)")
+            merged[cid] = claim
+    return merged
 
 
 def last_digit(stated: str) -> float:
@@ -73,12 +116,14 @@ class Verdict:
 
 
 def judge(claim: Claim, recomputed_si: float) -> Verdict:
-    """Compare a claim with a value recomputed in SI (bytes for byte units, a plain ratio otherwise)."""
+    """Compare a claim with a value recomputed in SI: bytes for byte units, the SI quantity of a
+    scaled unit (a count of parameters or tokens, seconds, bytes/s, a price per token), a plain
+    ratio for "%" and "x", the count itself for a count unit."""
     unit = claim.unit
     if unit == "%":
         value = 100 * recomputed_si
-    elif unit in UNITS:
-        value = recomputed_si / UNITS[unit]
+    elif unit in SCALE:
+        value = recomputed_si / SCALE[unit]
     else:
         value = recomputed_si
     if rounds_to(claim.stated, value):
