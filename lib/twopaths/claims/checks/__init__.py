@@ -1,0 +1,3 @@
+"""Recomputations of the article's claims, one module per claims topic; importing registers them."""
+
+from . import kv_cache  # noqa: F401

@@ -1,0 +1,60 @@
+"""Checks for part I's KDA state and part III's KV-cache figures (``kv_cache.yaml``).
+
+Article assumptions: ``specs.model(id, "article")`` (K3's MLA latent of 640 counted for K and V,
+BF16, V4-Pro at 10% of V3.2's stated 2,048 B per layer). Public: the configs, BF16 KV, KDA state in
+BF16 with its short-conv tail.
+"""
+
+from ...calc import kv
+from ...specs import model
+from ..audit import check
+
+M = 1_000_000          # the article's "1M" tokens
+CONCURRENCY = 10_000
+
+
+def art(m):
+    return model(m, "article")
+
+
+def pub(m):
+    return model(m, "public")
+
+
+def request(spec, tokens=M):
+    return kv.request_kv_bytes(spec, tokens, "bf16" if spec.assumptions == "public" else None)
+
+
+def part(spec, label, tokens=M):
+    return kv.kv_breakdown(spec, tokens, "bf16" if spec.assumptions == "public" else None)[label]
+
+
+check("kda-state-per-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16"))(
+    lambda: kv.layer_bytes(art("kimi-k3"), "kda", 0))
+check("kda-state-total", public=lambda: part(pub("kimi-k3"), "KDA state"))(
+    lambda: part(art("kimi-k3"), "KDA state"))
+check("k3-mla-per-token-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "mla", 1, "bf16"))(
+    lambda: kv.layer_bytes(art("kimi-k3"), "mla", 1))
+check("k3-mla-per-token", public=lambda: part(pub("kimi-k3"), "MLA latent", 1))(
+    lambda: part(art("kimi-k3"), "MLA latent", 1))
+check("k3-mla-request-1m", public=lambda: part(pub("kimi-k3"), "MLA latent"))(
+    lambda: part(art("kimi-k3"), "MLA latent"))
+check("k3-request-1m", public=lambda: request(pub("kimi-k3")))(lambda: request(art("kimi-k3")))
+check("k3-kda-share-1m", public=lambda: part(pub("kimi-k3"), "KDA state") / request(pub("kimi-k3")),
+      reason="inconsistent assumption",
+      explain="207 is the KDA state in MiB, divided here by a request in GB; in one unit the share is higher")(
+    lambda: part(art("kimi-k3"), "KDA state") / request(art("kimi-k3")))
+check("v32-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v3.2"), "bf16"))(
+    lambda: kv.kv_bytes_per_token(art("deepseek-v3.2")))
+check("v4-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v4-pro"), "bf16"))(
+    lambda: kv.kv_bytes_per_token(art("deepseek-v4-pro")))
+check("v4-request-1m", public=lambda: request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+      explain="the 12.2 KiB per token (printed as KB) is multiplied by a million as if it were 12.2 kB")(
+    lambda: request(art("deepseek-v4-pro")))
+check("k3-over-v4-request", public=lambda: request(pub("kimi-k3")) / request(pub("deepseek-v4-pro")))(
+    lambda: request(art("kimi-k3")) / request(art("deepseek-v4-pro")))
+check("k3-10k-requests", public=lambda: CONCURRENCY * request(pub("kimi-k3")))(
+    lambda: CONCURRENCY * request(art("kimi-k3")))
+check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+      explain="carries the 12.2 GB per request, itself a KiB figure read as kB")(
+    lambda: CONCURRENCY * request(art("deepseek-v4-pro")))
