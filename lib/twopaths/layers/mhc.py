@@ -37,12 +37,15 @@ def sinkhorn(logits: torch.Tensor, iters: int = 20, eps: float = 1e-6) -> torch.
     check_real("eps", eps, minimum=0.0)
     if logits.dim() < 2 or logits.shape[-1] != logits.shape[-2]:
         raise ParameterError("logits", tuple(logits.shape), "a batch of square matrices [..., n, n]")
-    m = torch.softmax(logits, dim=-1) + eps
-    m = m / (m.sum(-2, keepdim=True) + eps)
+    # Matrix axes first, [n_row, n_col, ...]: each reduction is then n contiguous passes over all
+    # tokens, many times faster on a CPU than reducing a trailing axis of length 4.
+    m = logits.movedim((-2, -1), (0, 1)).contiguous()
+    m = torch.softmax(m, dim=1) + eps               # each row
+    m = m / (m.sum(0) + eps)                        # columns
     for _ in range(iters - 1):
-        m = m / (m.sum(-1, keepdim=True) + eps)     # rows
-        m = m / (m.sum(-2, keepdim=True) + eps)     # columns
-    return m
+        m = m / (m.sum(1, keepdim=True) + eps)      # rows
+        m = m / (m.sum(0) + eps)                    # columns
+    return m.movedim((0, 1), (-2, -1))
 
 
 class MHC(nn.Module):

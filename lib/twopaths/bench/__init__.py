@@ -1,0 +1,1 @@
+"""Benchmarks, one module per topic, run as ``python -m twopaths.bench.<topic>``."""
