@@ -17,7 +17,7 @@ import torch
 
 from ..errors import ParameterError, check_int
 from .compressor import KVCompressor
-from .indexer import LightningIndexer, selected
+from .indexer import LightningIndexer, gather_picks
 from .window import AttentionCache, WindowAttention
 
 
@@ -62,4 +62,4 @@ class CSA(HCA):
     def compressed(self, x, c_q, pos, cache):
         entries, _ = super().compressed(x, c_q, pos, cache)
         picks = self.indexer(x, c_q, pos, None if cache is None else cache.indexer)      # [B, T, topk]
-        return entries, selected(picks, entries.shape[1])
+        return gather_picks(entries, picks)

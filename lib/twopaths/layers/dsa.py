@@ -17,7 +17,7 @@ import torch
 from torch import nn
 
 from ..errors import check_int, check_real
-from .indexer import LightningIndexer, selected
+from .indexer import LightningIndexer, gather_picks
 from .window import AttentionCache, attend, rope
 
 
@@ -54,6 +54,7 @@ class DSA(nn.Module):
             k = cache.raw = k if cache.raw is None else torch.cat([cache.raw, k], 1)
             cache.length += T
         picks = self.indexer(x, c_q, pos, None if cache is None else cache.indexer)      # [B, T, topk], causal
+        k, seen = gather_picks(k, picks)
         k = k[:, :, None]                                                                 # one shared head
-        o = attend(q, k, k[..., :self.latent_dim], selected(picks, k.shape[1]), (self.latent_dim + self.rope_dim) ** -0.5)
+        o = attend(q, k, k[..., :self.latent_dim], seen, (self.latent_dim + self.rope_dim) ** -0.5)
         return self.wo(o.flatten(2))

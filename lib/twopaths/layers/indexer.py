@@ -47,6 +47,14 @@ def selected(indices: torch.Tensor, S: int) -> torch.Tensor:
     return mask.scatter_(-1, indices.masked_fill(indices < 0, S), True)[..., :S]
 
 
+def gather_picks(entries: torch.Tensor, indices: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Only the entries some query picked, so attention costs k entries and not all of them:
+    entries [B, S, d], indices [B, T, k] -> (picked [B, U, d], which query sees which [B, T, U])."""
+    seen = selected(indices, entries.shape[1])
+    used = seen.flatten(0, 1).any(0).nonzero().squeeze(-1)
+    return entries[:, used], seen[..., used]
+
+
 def topk_mass(p: torch.Tensor, indices: torch.Tensor, k: int) -> torch.Tensor:
     """How much of exact attention's top-k mass the picks hold, per query.
 
