@@ -1,0 +1,1 @@
+"""Small seeded training and measurement loops the chapters run."""
