@@ -1,0 +1,116 @@
+"""Decode step time from the bytes a step reads over HBM bandwidth, and the throughput bound.
+
+One decode step reads, on each GPU, the weights its tokens touch and the cache of every request it
+serves. Compute, communication and kernel overheads only add to the time it takes to read them, so
+
+    step   >= (weight bytes read + cache bytes read) / HBM bandwidth
+    tokens/s per GPU <= tokens_per_step x batch / step
+
+where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token prediction.
+
+- ``step_time(weight_bytes, kv_bytes, bandwidth)``: seconds (numbers or arrays).
+- ``single_request_step(model, gpu, basis, context, ...)``: the article's decode latency (part III,
+  "50ms TTFT"): one request alone reading all its activated weights and its own cache. It is a time
+  per output token, not a time to first token (``calc.prefill`` bounds that).
+- ``experts_touched(tokens, top_k, experts)``: the expected share of a layer's experts that
+  ``tokens`` tokens routed uniformly at random touch.
+- ``throughput_bound(batch, weight_bytes, request_bytes, bandwidth, tokens_per_step)``.
+- ``deployment_bound(model, gpu, ep, context, ...)``: the bound for one GPU of an EP group under
+  the public config, at ``batch`` requests per GPU or the largest batch whose caches fit.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..errors import ParameterError, check_int, check_real
+from ..specs import gpu as gpu_spec, model as model_spec
+from ..specs.deployment import workload
+from .arrays import ints, reals
+from .request import activated_weight_bytes, request_bytes
+from .rounding import fit
+from .weights import kv_space_per_gpu, weights_per_gpu
+
+
+def step_time(weight_bytes, kv_bytes, bandwidth):
+    """The least time one step takes: the bytes it reads over the bandwidth (bytes/s)."""
+    return (reals("weight_bytes", weight_bytes, minimum=0) + reals("kv_bytes", kv_bytes, minimum=0)) \
+        / reals("bandwidth", bandwidth, minimum=0, open_min=True)
+
+
+def single_request_step(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str = "strict",
+                        context: int | None = None, kv_dtype=None, state_dtype: str | None = None,
+                        formats: dict | None = None) -> float:
+    """One request decoding alone on one GPU: activated weights plus its cache, over HBM bandwidth."""
+    context = workload().average_context if context is None else context
+    request = request_bytes(model, context, basis, rounding, kv_dtype=kv_dtype, state_dtype=state_dtype)
+    return step_time(activated_weight_bytes(model, basis, formats), request, gpu_spec(gpu).hbm_bandwidth)
+
+
+def experts_touched(tokens, top_k: int, experts: int):
+    """Expected share of ``experts`` that ``tokens`` tokens, each routed to ``top_k`` of them uniformly
+    at random, touch: 1 - (1 - k/E)^tokens."""
+    experts = check_int("experts", experts, minimum=1)
+    top_k = check_int("top_k", top_k, minimum=1, maximum=experts)
+    return 1 - (1 - top_k / experts) ** ints("tokens", tokens, minimum=0)
+
+
+def throughput_bound(batch, weight_bytes, request_bytes_, bandwidth, tokens_per_step=1):
+    """Tokens/s one GPU can emit at most: tokens_per_step x batch over the step's byte-read time."""
+    batch = ints("batch", batch, minimum=1)
+    tokens_per_step = reals("tokens_per_step", tokens_per_step, minimum=1)
+    return tokens_per_step * batch / step_time(weight_bytes, batch * reals("request_bytes", request_bytes_, minimum=0), bandwidth)
+
+
+@dataclass(frozen=True)
+class DecodeBound:
+    batch: int                   # requests per GPU
+    weight_bytes: float          # weights read per step on one GPU
+    kv_bytes: float              # caches read per step on one GPU
+    bandwidth: float
+    tokens_per_step: float
+
+    @property
+    def step(self) -> float:
+        return (self.weight_bytes + self.kv_bytes) / self.bandwidth
+
+    @property
+    def per_gpu(self) -> float:
+        """Tokens/s per GPU, at most."""
+        return self.tokens_per_step * self.batch / self.step
+
+
+def top_k(model: str) -> int:
+    c = model_spec(model).raw["config"]
+    return c.get("num_experts_per_tok", c.get("num_experts_per_token"))
+
+
+def deployment_bound(model: str, gpu: str, ep: int, context: int, *, batch: int | None = None,
+                     kv_dtype=None, state_dtype: str | None = None, redundant_experts: int = 0,
+                     tokens_per_step: float = 1.0, usable_fraction: float = 1.0, tp: int = 1,
+                     formats: dict | None = None) -> DecodeBound:
+    """The bound for one GPU of an EP group of ``ep`` GPUs serving ``batch`` requests of ``context``
+    tokens each (default: as many as fit in ``usable_fraction`` of HBM beside the weights). Experts
+    are touched as uniform routing of every token of the group would touch them."""
+    g = gpu_spec(gpu)
+    w = weights_per_gpu(model, ep, tp=tp, redundant_experts=redundant_experts, formats=formats)
+    request = request_bytes(model, check_int("context", context, minimum=1), "public",
+                            kv_dtype=kv_dtype, state_dtype=state_dtype)
+    room = kv_space_per_gpu(w.total, g, usable_fraction=usable_fraction)
+    most = fit(room / request) if room > 0 else 0
+    if most < 1:
+        raise ParameterError("context", context, f"a context whose cache fits beside the {w.total / 1e9:.1f} GB "
+                             f"of weights on one {g.name}")
+    batch = most if batch is None else check_int("batch", batch, minimum=1, maximum=most)
+    experts = w.experts_per_gpu * ep - redundant_experts
+    touched = float(experts_touched(batch * ep, top_k(model), experts))
+    weights_read = w.other_bytes + w.expert_bytes * touched
+    return DecodeBound(batch, weights_read, batch * request, g.hbm_bandwidth,
+                       check_real("tokens_per_step", tokens_per_step, minimum=1))
+
+
+def bandwidth_sweep(bound: DecodeBound, factors) -> np.ndarray:
+    """Step times of ``bound``'s step with the bandwidth scaled by each of ``factors``."""
+    return step_time(bound.weight_bytes, bound.kv_bytes, bound.bandwidth * reals("factors", factors, minimum=0, open_min=True))

@@ -1,0 +1,59 @@
+"""Prefill: a lower bound on the time to first token, and the prefill nodes a workload needs.
+
+Every prompt token passes through every activated weight once: ``2 x activated params`` FLOP a
+token in matrix multiplies, before any attention. At the GPUs' peak dense rate that bounds
+prefill from below; attention over a long context only adds.
+
+- ``matmul_flops(activated_params, tokens)``: FLOP.
+- ``time_bound(flops, gpus, flops_per_gpu, efficiency=1)``: seconds, at ``efficiency`` x peak.
+- ``ttft_bound(model, gpu, tokens, gpus, basis, dtype)``: the time to first token of one prompt of
+  ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
+- ``nodes_for_rate(turns_per_s, new_tokens, model, gpu, ...)``: prefill nodes that keep up with
+  ``turns_per_s`` turns each bringing ``new_tokens`` uncached tokens.
+"""
+
+from __future__ import annotations
+
+from ..errors import check_choice, check_int, check_real
+from ..specs import gpu as gpu_spec, model as model_spec
+from ..specs.deployment import deployment, hardware
+from .rounding import cover
+
+DTYPES = ("fp8", "bf16")
+
+
+def matmul_flops(activated_params: float, tokens: int) -> float:
+    return 2.0 * check_real("activated_params", activated_params, minimum=0, open_min=True) \
+        * check_int("tokens", tokens, minimum=0)
+
+
+def time_bound(flops: float, gpus: int, flops_per_gpu: float, efficiency: float = 1.0) -> float:
+    gpus = check_int("gpus", gpus, minimum=1)
+    rate = check_real("flops_per_gpu", flops_per_gpu, minimum=0, open_min=True)
+    efficiency = check_real("efficiency", efficiency, minimum=0, maximum=1, open_min=True)
+    return check_real("flops", flops, minimum=0) / (gpus * rate * efficiency)
+
+
+def _activated(model: str, basis: str) -> float:
+    return deployment(model).activated_params if basis == "stated" else model_spec(model).params_active
+
+
+def _rate(gpu: str, dtype: str) -> float:
+    check_choice("dtype", dtype, DTYPES)
+    g = gpu_spec(gpu)
+    return g.fp8_flops if dtype == "fp8" else g.bf16_flops
+
+
+def ttft_bound(model: str, gpu: str, tokens: int, gpus: int, *, basis: str = "stated",
+               dtype: str = "fp8", efficiency: float = 1.0) -> float:
+    """Seconds before the first token of a prompt of ``tokens`` new tokens can exist, at best."""
+    return time_bound(matmul_flops(_activated(model, basis), tokens), gpus, _rate(gpu, dtype), efficiency)
+
+
+def nodes_for_rate(turns_per_s: float, new_tokens: int, model: str, gpu: str, *, basis: str = "stated",
+                   dtype: str = "fp8", efficiency: float = 1.0, gpus_per_node: int | None = None) -> int:
+    """Prefill nodes that keep up with ``turns_per_s`` turns of ``new_tokens`` uncached tokens each."""
+    turns_per_s = check_real("turns_per_s", turns_per_s, minimum=0)
+    gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
+    per_turn = time_bound(matmul_flops(_activated(model, basis), new_tokens), 1, _rate(gpu, dtype), efficiency)
+    return cover(turns_per_s * per_turn / gpus_per_node)

@@ -1,0 +1,141 @@
+"""Deployment calculators: invariants (hypothesis), the sweep against the scalar plan, and
+published anchors (anchors.yaml) the calculators must respect."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from twopaths.calc import decode, ep, fleet, kv, sweep, weights
+from twopaths.calc.request import BASES
+from twopaths.calc.rounding import ROUNDINGS
+from twopaths.specs import model as model_spec
+from twopaths.specs.deployment import anchors
+
+K3, V4 = "kimi-k3", "deepseek-v4-pro"
+MODELS = {"stated": [K3, V4], "article": [K3, V4], "public": [K3, V4, "deepseek-v4-flash", "deepseek-v3"]}
+FAST = settings(max_examples=25)
+
+
+# --- node counts never fall as demand grows --------------------------------------------------------
+
+@FAST
+@given(basis=st.sampled_from(BASES), rounding=st.sampled_from(ROUNDINGS), packing=st.sampled_from(fleet.PACKINGS),
+       concurrency=st.lists(st.integers(1, 200_000), min_size=2, max_size=12, unique=True),
+       context=st.lists(st.integers(1_000, 2_000_000), min_size=2, max_size=8, unique=True),
+       rho=st.floats(0.01, 1.0), gpus=st.sampled_from(["h200", "b300", "h100"]))
+def test_nodes_never_fall_as_concurrency_or_context_grows(basis, rounding, packing, concurrency, context, rho, gpus):
+    s = sweep.sweep(MODELS[basis], gpus, concurrency=sorted(concurrency), context=sorted(context), rho=rho,
+                    basis=basis, rounding=rounding, packing=packing)
+    for axis in (3, 4):                       # concurrency, context
+        with np.errstate(invalid="ignore"):   # inf - inf is nan: a request that never fits stays unfit
+            assert not (np.diff(s.nodes, axis=axis) < 0).any()
+
+
+@FAST
+@given(rho=st.lists(st.floats(0.01, 1.0), min_size=2, max_size=8, unique=True), rounding=st.sampled_from(ROUNDINGS))
+def test_nodes_never_fall_as_rho_grows(rho, rounding):
+    s = sweep.sweep([K3, V4], ["h200", "b300"], concurrency=10_000, context=500_000, rho=sorted(rho), rounding=rounding)
+    assert (np.diff(s.nodes, axis=5) >= 0).all()
+
+
+# --- experts and weights per GPU add up to the totals ----------------------------------------------
+
+def _divisor_cases(method):
+    cases = []
+    for m in (K3, V4):
+        for r in (0, 32):
+            slots = ep.routed_experts(m, method) + r
+            cases += [(m, r, n) for n in range(1, slots + 1) if slots % n == 0 and n <= 256]
+    return cases
+
+
+@FAST
+@given(case=st.sampled_from(_divisor_cases("article")))
+def test_article_layout_sums_to_the_totals(case):
+    model, redundant, n = case
+    row = ep.ep_row(model, "h200", n, redundant_experts=redundant)
+    slots = ep.routed_experts(model) + redundant
+    assert row.experts_per_gpu * n == slots
+    assert row.weights_per_gpu * n == pytest.approx(slots * ep.article_expert_bytes(model), rel=1e-12)
+
+
+@FAST
+@given(case=st.sampled_from(_divisor_cases("public")))
+def test_public_layout_sums_to_the_totals(case):
+    model, redundant, n = case
+    w = weights.weights_per_gpu(model, n, redundant_experts=redundant)
+    experts = ep.routed_experts(model, "public")
+    routed = weights.weight_bytes(model)["routed_experts"]
+    assert w.experts_per_gpu * n == experts + redundant
+    assert w.expert_bytes * n == pytest.approx(routed * (experts + redundant) / experts, rel=1e-12)
+    row = ep.ep_row(model, "h200", n, "public", redundant_experts=redundant)
+    assert row.weights_per_gpu == pytest.approx(w.total) and row.expert_bytes == pytest.approx(w.expert_bytes)
+
+
+# --- bandwidth ------------------------------------------------------------------------------------
+
+@FAST
+@given(w=st.floats(0, 1e12), c=st.floats(0, 1e12), bw=st.floats(1e9, 1e14))
+def test_halving_bandwidth_never_shortens_a_step(w, c, bw):
+    assert decode.step_time(w, c, bw / 2) >= decode.step_time(w, c, bw)
+
+
+@pytest.mark.parametrize("model, g, n, redundant", [(K3, "b300", 64, 0), (V4, "h200", 16, 0), ("deepseek-v3", "h100", 144, 32)])
+def test_halving_bandwidth_lengthens_a_deployment_step(model, g, n, redundant):
+    bound = decode.deployment_bound(model, g, n, 8_000, redundant_experts=redundant)
+    times = decode.bandwidth_sweep(bound, [2.0, 1.0, 0.5, 0.25])
+    assert (np.diff(times) > 0).all() and times[2] == pytest.approx(2 * bound.step)
+
+
+def test_experts_touched():
+    assert decode.experts_touched(0, 8, 256) == 0
+    assert decode.experts_touched(1, 8, 256) == pytest.approx(8 / 256)
+    assert decode.experts_touched(10_000, 8, 256) == pytest.approx(1.0)
+
+
+# --- the sweep is the plan, elementwise -------------------------------------------------------------
+
+@FAST
+@given(basis=st.sampled_from(["stated", "article"]), rounding=st.sampled_from(ROUNDINGS),
+       packing=st.sampled_from(fleet.PACKINGS), concurrency=st.integers(1, 50_000),
+       context=st.integers(10_000, 1_500_000), rho=st.floats(0.05, 1.0), pd=st.floats(0.5, 5.0),
+       model=st.sampled_from([K3, V4]), g=st.sampled_from(["h200", "b300"]), n=st.sampled_from([None, 32, 64]))
+def test_sweep_matches_plan(basis, rounding, packing, concurrency, context, rho, pd, model, g, n):
+    s = sweep.sweep(model, g, concurrency=concurrency, context=context, rho=rho, pd_ratio=pd, ep=n,
+                    basis=basis, rounding=rounding, packing=packing)
+    try:
+        p = fleet.plan(model, g, basis=basis, rounding=rounding, packing=packing, concurrency=concurrency,
+                       context=context, rho=rho, pd_ratio=pd, ep=n)
+    except Exception:             # the plan refuses a request that does not fit; the sweep says inf
+        assert np.isinf(s.nodes).all()
+        return
+    assert (s.d_nodes.item(), s.p_nodes.item(), s.requests_per_unit.item()) == (p.d_nodes, p.p_nodes, p.requests_per_unit)
+
+
+def test_sweep_public_matches_plan():
+    s = sweep.sweep([K3, V4], ["h200", "b300"], concurrency=[5_000, 10_000], context=[100_000, 500_000], basis="public")
+    for m in (K3, V4):
+        for g in ("h200", "b300"):
+            for c in (5_000, 10_000):
+                for t in (100_000, 500_000):
+                    p = fleet.plan(m, g, basis="public", concurrency=c, context=t)
+                    assert s.nodes[s.index(model=m, gpu=g, concurrency=c, context=t)].item() == p.nodes
+
+
+# --- published anchors -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("name, a", sorted(anchors("decode_throughput").items()))
+def test_decode_bound_is_never_below_a_measured_throughput(name, a):
+    bound = decode.deployment_bound(a["model"], a["gpu"], a["ep"], a["context"], kv_dtype=a["kv_dtype"],
+                                    redundant_experts=a["redundant_experts"], tokens_per_step=a["tokens_per_step"])
+    assert bound.per_gpu * a["gpus_per_node"] >= a["per_node"], (name, bound)
+
+
+@pytest.mark.parametrize("name, a", sorted(anchors("kv_per_token").items()))
+def test_published_kv_per_token_reproduced_exactly(name, a):
+    spec = model_spec(a["model"])
+    assert kv.kv_bytes_per_token(spec, a["kv_dtype"]) == a["bytes"]
+    if "per_layer_entry" in a:
+        mla = next(g for g in spec.attention if g.kind == "mla")
+        assert kv.layer_bytes(spec, "mla", 1, a["kv_dtype"]) == a["per_layer_entry"]
+        assert mla["kv_lora_rank"] + mla["rope_dim"] == 576
