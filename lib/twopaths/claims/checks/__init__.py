@@ -1,3 +1,4 @@
 """Recomputations of the article's claims, one module per claims topic; importing registers them."""
 
 from . import kv_cache  # noqa: F401
+from . import architecture  # noqa: F401
