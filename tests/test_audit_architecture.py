@@ -1,0 +1,91 @@
+"""The architecture, companion-note and benchmark checks: which of the article's structural figures
+the public configs contradict, which differences the article's own inputs expose, and that a derived
+figure is computed from its inputs rather than read back."""
+
+import dataclasses
+
+import pytest
+
+from twopaths.claims import all_claims, rounds_to
+from twopaths.claims.audit import audit
+from twopaths.claims.checks import architecture
+
+TOPICS = ["architecture", "trends", "benchmarks"]
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r.id: r for r in audit(TOPICS)}
+
+
+def test_every_difference_in_these_topics_is_explained(rows):
+    differs = {cid: r.note.split(":")[0] for cid, r in rows.items() if r.verdict == "differs"}
+    assert differs == {
+        "pro-over-flash-size": "wrong term",                  # 4x is 49B/13B; by total size 1.6T/284B = 5.6
+        "v4-kv-share-of-v32": "inconsistent assumption",      # DeepSeek's 10%; the configs give 11.4%
+        "trends-v4-pro-activation-rate": "arithmetic",        # 49/1600 = 3.06%, not 3.0%
+        "trends-v4-pro-vocab": "inconsistent assumption",     # 128K nominal; vocab_size 129,280
+        "trends-v4-flash-vocab": "inconsistent assumption",
+        "trends-v3-context": "inconsistent assumption",       # 128K trained; max_position_embeddings 163,840
+        "v4-output-price-fraction": "arithmetic",             # 100/6 = 16.7
+    }
+
+
+@pytest.mark.parametrize("cid, public", [
+    ("k3-mla-latent-dim", 512), ("k3-mla-latents", 1),      # one 512-dim latent, not two of 640
+    ("v4-routed-experts", 384), ("v4-experts-per-token", 6),  # V4-Pro routes 6 of 384, not V3's 8 of 256
+    ("v32-per-token-layer", 1152),                           # 512 + 64 values in BF16, not 2,048 bytes
+])
+def test_article_assumptions_the_public_configs_contradict(rows, cid, public):
+    r = rows[cid]
+    assert r.verdict == "matches"            # consistent with the article's own arithmetic...
+    assert r.public_config == public         # ...but not with the model as released
+    assert not rounds_to(r.stated, r.public_config)
+
+
+def test_the_nominal_three_to_one_is_not_the_layer_count(rows):
+    # the article's 75% and 25% follow from 3:1; K3's 69 and 24 of 93 layers give 74.2% and 25.8%
+    for cid in ("k3-lossy-layer-share", "k3-precise-layer-share", "trends-hybrid-linear-share"):
+        assert rows[cid].verdict == "matches"
+        assert not rounds_to(rows[cid].stated, rows[cid].public_config)
+    assert rows["k3-lossy-layer-share"].public_config == pytest.approx(100 * 69 / 93)
+    assert rows["k3-kda-mla-ratio"].recomputed == pytest.approx(69 / 24)
+
+
+def test_v4_layer_schedule_as_the_note_prints_it(rows):
+    # "61 (first 2 HCA + 30 CSA + 29 HCA)" and "43 (first 2 SWA + 21 CSA + 20 HCA)", each part from compress_ratios
+    for cid in ("trends-v4-pro-leading-hca-layers", "trends-v4-pro-csa-layers", "trends-v4-pro-hca-layers",
+                "trends-v4-flash-leading-swa-layers", "trends-v4-flash-csa-layers", "trends-v4-flash-hca-layers"):
+        assert rows[cid].verdict == "matches" and rows[cid].public_config == float(rows[cid].stated), cid
+    assert rows["trends-v4-flash-extra-csa-layers"].public_config == 1
+
+
+def test_a_million_tokens_is_not_two_to_the_twentieth(rows):
+    assert rows["csa-entries-1m"].recomputed == 250          # 1e6 / 4, the article's arithmetic
+    assert rows["csa-entries-1m"].public_config == pytest.approx(2**20 / 4 / 1e3)
+    assert rows["hca-entries-1m"].public_config == pytest.approx(2**20 / 128 / 1e3)
+    # DeepSeek's 27% of V3.2's FLOPs holds at 1e6 tokens; at the config's 2^20 it rounds to 26%
+    assert rows["v4-flops-share-of-v32"].verdict == "matches"
+    assert not rounds_to("27", rows["v4-flops-share-of-v32"].public_config)
+
+
+def test_expert_shares_follow_each_claims_own_definition(rows):
+    assert rows["k3-expert-activation-rate"].recomputed == pytest.approx(100 * 18 / 898)     # experts, shared counted
+    assert rows["trends-k3-activation-rate"].recomputed == pytest.approx(100 * 104 / 2800)   # parameters
+    assert rows["v4-expert-activation-rate"].public_config == pytest.approx(100 * 6 / 384)
+
+
+def test_mhc_mixing_has_spectral_norm_one():
+    assert architecture.largest_singular_value(4, seed=3) == pytest.approx(1, abs=1e-12)
+
+
+def test_a_derived_figure_follows_its_inputs(monkeypatch):
+    """Changing a printed input moves what is derived from it: the checks compute, they do not read back."""
+    every = all_claims()
+    changed = dict(every, **{"k3-kda-mla-ratio": dataclasses.replace(every["k3-kda-mla-ratio"], stated="4"),
+                             "flash-preview-deepswe": dataclasses.replace(every["flash-preview-deepswe"], stated="10.0")})
+    monkeypatch.setattr(architecture, "all_claims", lambda: changed)
+    by_id = {r.id: r for r in audit(TOPICS)}
+    assert by_id["k3-lossy-layer-share"].recomputed == pytest.approx(80)
+    assert by_id["k3-lossy-layer-share"].public_config == pytest.approx(100 * 69 / 93)   # the config did not move
+    assert by_id["flash-deepswe-gain"].recomputed == pytest.approx(444)
