@@ -4,3 +4,4 @@ from . import kv_cache  # noqa: F401
 from . import architecture  # noqa: F401
 from . import trends  # noqa: F401
 from . import benchmarks  # noqa: F401
+from . import hardware  # noqa: F401

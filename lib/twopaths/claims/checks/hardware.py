@@ -1,0 +1,83 @@
+"""Checks for the hardware figures and the ratios the article draws from them (``hardware.yaml``).
+
+Article: the accelerator facts of ``specs/gpus.yaml`` (the datasheet values the article uses too),
+its deployment assumptions (``specs/deployment.yaml``: one byte a parameter, 104B and 49B activated,
+8 GPUs a node) and the figures it carries from one step to the next (``calc.request``'s "stated"
+basis with the article's rounding: a 500K-token request of 30.9 GB and 6.1 GB). Public: the configs'
+activated parameters in their shipped formats, and the caches the configs define.
+"""
+
+from __future__ import annotations
+
+from ...calc import cost, kv
+from ...calc.disagg import link_bandwidth
+from ...calc.params import param_counts
+from ...calc.request import activated_weight_bytes, model_weight_bytes
+from ...calc.weights import WEIGHT_FORMATS
+from ...specs import gpu
+from ...specs.deployment import deployment, hardware
+from .. import all_claims
+from ..audit import check
+from .kv_cache import art, pub, request
+
+K3, PRO = "kimi-k3", "deepseek-v4-pro"
+
+
+def hbm(gpu_id: str) -> float:
+    return gpu(gpu_id).hbm_bytes
+
+
+def bandwidth(gpu_id: str) -> float:
+    return gpu(gpu_id).hbm_bandwidth
+
+
+def active_share(model: str, gpu_id: str, basis: str = "stated") -> float:
+    """Activated weight bytes over one GPU's HBM."""
+    return activated_weight_bytes(model, basis) / hbm(gpu_id)
+
+
+# ---- Number formats ----
+
+check("bf16-bytes")(lambda: kv.FORMATS["bf16"].value_bytes)
+check("fp8-bytes", public=lambda: model_weight_bytes(K3, "public") / param_counts(K3).total,
+      explain="public: K3's checkpoint as shipped (MXFP4 routed experts, BF16 elsewhere), scales included, per parameter")(
+    lambda: WEIGHT_FORMATS["fp8"].bits / 8)
+
+# ---- H200, B300 and the links (per GPU unless the claim says node) ----
+
+check("h200-hbm")(lambda: hbm("h200"))
+check("h200-bandwidth")(lambda: bandwidth("h200"))
+check("h200-nvlink-bandwidth", explain="per GPU, both directions together (450 GB/s each way)")(
+    lambda: 2 * gpu("h200").nvlink_bandwidth)
+check("ib-link-bytes")(lambda: link_bandwidth(all_claims()["ib-bandwidth"].value))
+check("b300-hbm")(lambda: hbm("b300"))
+check("b300-bandwidth")(lambda: bandwidth("b300"))
+check("dgx-b300-hbm")(lambda: hardware().gpus_per_node * hbm("b300"))
+check("b300-nvlink-bandwidth", explain="per node: 8 GPUs x 1.8 TB/s, where the H200 figure is per GPU")(
+    lambda: hardware().gpus_per_node * 2 * gpu("b300").nvlink_bandwidth)
+check("b300-over-h200-memory")(lambda: hbm("b300") / hbm("h200"))
+check("b300-over-h200-bandwidth",
+      explain="8 / 4.8 = 1.67, which one printed digit rounds to 2; the 28 to 17 ms beside it is that 1.67")(
+    lambda: bandwidth("b300") / bandwidth("h200"))
+
+# ---- Activated weights against HBM ----
+
+ACTIVE_NOT_RESIDENT = "activated bytes are what a decode step reads; what a GPU must hold is its share of all the weights"
+check("k3-active-share-h200", public=lambda: active_share(K3, "h200", "public"), explain=ACTIVE_NOT_RESIDENT)(
+    lambda: active_share(K3, "h200"))
+check("k3-active-share-b300", public=lambda: active_share(K3, "b300", "public"), explain=ACTIVE_NOT_RESIDENT)(
+    lambda: active_share(K3, "b300"))
+check("v4-active-share-h200", public=lambda: active_share(PRO, "h200", "public"), explain=ACTIVE_NOT_RESIDENT)(
+    lambda: active_share(PRO, "h200"))
+
+# ---- Unit inference cost ----
+
+check("decode-bandwidth-ratio", public=lambda: cost.bandwidth_ratio(PRO, K3, basis="public"))(
+    lambda: cost.bandwidth_ratio(PRO, K3, rounding="article"))
+check("unit-cost-ratio", public=lambda: cost.bandwidth_ratio(PRO, K3, basis="public"), reason="arithmetic",
+      explain="the ratio it restates is 0.41, i.e. 41%, printed as about 40%")(
+    lambda: cost.bandwidth_ratio(PRO, K3, rounding="article"))
+check("active-param-ratio", public=lambda: param_counts(K3).activated() / param_counts(PRO).activated())(
+    lambda: deployment(K3).activated_params / deployment(PRO).activated_params)
+check("assessment-kv-fifth", public=lambda: request(pub(K3)) / request(pub(PRO)))(
+    lambda: request(art(K3)) / request(art(PRO)))
