@@ -5,3 +5,4 @@ from . import architecture  # noqa: F401
 from . import trends  # noqa: F401
 from . import benchmarks  # noqa: F401
 from . import hardware  # noqa: F401
+from . import parallelism  # noqa: F401

@@ -1,0 +1,155 @@
+"""Checks for part III's bare GPU counts, parallel layout and expert-parallel sizing (``parallelism.yaml``).
+
+Each check redoes one step of the article's derivation from the figures the article carries into
+that step (``specs/deployment.yaml`` and ``calc.request``'s "stated" basis: 2.8T at one byte a
+parameter, 61.6 GB and 12.2 GB a 1M-token request, 2.78T - 0.5T - 0.1T over 898 experts, a 5 GB and
+3 GB overhead), rounding as the article prints (``rounding="article"``), so an error is reported at
+the step that makes it and not again downstream. Figures the article takes from a model's release are
+recounted from its config (``fact``). Public: the same step from the public configs (parameter counts,
+shipped formats, 384 routed experts for V4-Pro) under ``calc.ep``'s "public" method.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from ...calc import bare, ep
+from ...calc.params import param_counts
+from ...calc.request import model_weight_bytes
+from ...calc.rounding import to_step
+from ...calc.weights import weight_bytes
+from ...specs.deployment import deployment, hardware
+from .. import claims
+from ..audit import check
+from .architecture import config, fact, stated, total
+
+K3, PRO = "kimi-k3", "deepseek-v4-pro"
+TAG = {K3: "k3", PRO: "v4"}
+
+
+@cache
+def bare_count(model: str, basis: str = "stated") -> bare.BareCount:
+    return bare.bare(model, basis=basis, rounding="article" if basis == "stated" else "strict")
+
+
+@cache
+def row(model: str, ep_size: int, method: str = "article") -> ep.EPRow:
+    """One row of the article's EP table on H200."""
+    return ep.ep_row(model, "h200", ep_size, method, "article" if method == "article" else "strict")
+
+
+def group_params(model: str, *groups: str) -> int:
+    by_group = param_counts(model).by_group()
+    return sum(by_group.get(g, 0) for g in groups)
+
+
+def moe_params(model: str) -> float:
+    """Step 2: the total less what the article takes off for attention and embedding."""
+    d = deployment(model)
+    return d.params_total - sum(d.excluded_params.values())
+
+
+def expert_params(model: str, method: str = "article") -> float:
+    """Parameters of one routed expert (all its layers): the article's MoE share, carried as it prints it
+    (to 0.1T), over its divisor; or the config's routed-expert parameters over its routed experts."""
+    if method == "article":
+        return to_step(moe_params(model), ep.PRINTED_MOE, "article") / deployment(model).experts_in_divisor
+    return group_params(model, "routed_experts") / ep.routed_experts(model, "public")
+
+
+def public_expert_bytes(model: str) -> float:
+    """One routed expert (all its layers) in the shipped format, scales included."""
+    return weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public")
+
+
+def nodes_reached(experts: int, top_k: int, ep_size: int, gpus_per_node: int) -> float:
+    """Expected share of an EP group's nodes that one token's ``top_k`` distinct experts land on, the
+    experts drawn uniformly from ``experts`` spread evenly over the nodes (no node-limited routing)."""
+    nodes = ep_size // gpus_per_node
+    missed = math.comb(experts - experts // nodes, top_k) / math.comb(experts, top_k)   # one node not hit
+    return 1 - missed
+
+
+# ---- GPU requirements: the bare count ----
+
+for m in (K3, PRO):
+    t = TAG[m]
+    check(f"{t}-weights-bytes", public=lambda m=m: model_weight_bytes(m, "public"))(
+        lambda m=m: model_weight_bytes(m, "stated"))
+    check(f"{t}-weight-gpus", public=lambda m=m: bare_count(m, "public").weights_gpus)(
+        lambda m=m: bare_count(m).weights_gpus)
+    check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus)(lambda m=m: bare_count(m).kv_gpus)
+    check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share)(
+        lambda m=m: bare_count(m).weights_share)
+check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total, reason="arithmetic",
+      explain="its own two terms add to 20 + 4,369 = 4,389 GPUs")(lambda: bare_count(K3).total)
+check("v4-gpus-bare", public=lambda: bare_count(PRO, "public").total)(lambda: bare_count(PRO).total)
+check("gpu-gap-bare", public=lambda: bare_count(K3, "public").total / bare_count(PRO, "public").total)(
+    lambda: bare_count(K3).total / bare_count(PRO).total)
+
+# ---- Step 1: parallelism ----
+
+fact("k3-dense-ffn-layers", K3, lambda m: config(m).get("first_k_dense_replace", 0))
+fact("v4-dense-ffn-layers", PRO, lambda m: config(m).get("first_k_dense_replace", 0), reason="wrong term",
+     explain="V4-Pro has no dense FFN layer; its first 3 layers are hash-routed MoE layers (num_hash_layers), "
+             "which the same sentence says replaced them")
+
+# ---- Step 2: expert sizes ----
+
+fact("k3-total-params-precise", K3, total)
+fact("k3-attention-params", K3, lambda m: group_params(m, "attention"), reason="inconsistent assumption",
+     explain="the config's 69 KDA and 24 Gated MLA layers hold 0.036T, a fourteenth of the 0.5T taken off")
+fact("k3-embedding-params", K3, lambda m: group_params(m, "embedding", "head"), reason="inconsistent assumption",
+     explain="the config's embedding and untied output head hold 2.3B together, a fortieth of the 0.1T taken off")
+fact("v4-non-expert-params", PRO, lambda m: total(m) - group_params(m, "routed_experts"), reason="inconsistent assumption",
+     explain="the config has 0.026T outside the routed experts (attention, shared experts, embeddings, mHC), "
+             "not 0.3T")
+check("k3-moe-params", public=lambda: group_params(K3, "routed_experts", "shared_experts"),
+      explain="from 0.6T taken off for attention and embedding; the config's experts hold 2.73T")(lambda: moe_params(K3))
+check("k3-experts-counted", public=lambda: config(K3)["num_experts"] + config(K3)["num_shared_experts"])(
+    lambda: deployment(K3).routed_experts + deployment(K3).shared_experts)
+check("k3-expert-params", public=lambda: expert_params(K3, "public"),
+      explain="the 2 full-width shared experts counted as routed ones in the divisor; DSV4's size leaves its shared "
+              "expert out")(lambda: expert_params(K3))
+check("k3-expert-params-zh", public=lambda: expert_params(K3, "public"), reason="wrong term",
+      explain="2.2T / 898 is 2.45 billion parameters, not trillion; the 2.45 GB it goes on to is right for billions")(
+    lambda: expert_params(K3))
+check("k3-expert-bytes", public=lambda: public_expert_bytes(K3))(lambda: ep.article_expert_bytes(K3, "article"))
+check("v4-expert-bytes", public=lambda: public_expert_bytes(PRO),
+      explain="over 256 routed experts (V3's count); V4-Pro's config has 384, shipped in FP4")(
+    lambda: ep.article_expert_bytes(PRO, "article"))
+check("eplb-experts", public=lambda: ep.routed_experts(PRO, "public") + deployment(PRO).redundant_experts)(
+    lambda: ep.routed_experts(PRO) + deployment(PRO).redundant_experts)
+
+# ---- Step 2: the EP tables (H200; the article's weights per GPU are its routed experts only) ----
+
+FIELDS = {"nodes": "nodes", "experts-per-gpu": "experts_per_gpu", "weights-per-gpu": "weights_per_gpu",
+          "free-per-gpu": "kv_per_gpu"}
+EXPLAINED = {"k3-ep16-free-per-gpu": dict(
+    reason="inconsistent assumption",
+    explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
+            "with it EP=16 has no room at all")}
+EXPERTS_ONLY = "routed experts only; the public column adds every non-expert weight a GPU keeps under attention DP"
+TOPIC = claims("parallelism")
+for m in (K3, PRO):
+    for size in deployment(m).ep_tried:
+        for suffix, field in FIELDS.items():
+            cid = f"{TAG[m]}-ep{size}-{suffix}"
+            if cid in TOPIC:
+                explained = EXPLAINED.get(cid, {"explain": EXPERTS_ONLY} if suffix == "weights-per-gpu" else {})
+                check(cid, public=lambda m=m, s=size, f=field: getattr(row(m, s, "public"), f), **explained)(
+                    lambda m=m, s=size, f=field: getattr(row(m, s), f))
+    check(f"{TAG[m]}-ep-size", public=lambda m=m: ep.min_viable_ep(m, "h200", "public"),
+          explain="the smallest whole-node EP size that leaves any HBM for KV, in both columns")(
+        lambda m=m: ep.min_viable_ep(m, "h200", "article", "article"))
+
+check("k3-routing-fanout",
+      public=lambda: nodes_reached(config(K3)["num_experts"], config(K3)["num_experts_per_token"],
+                                   deployment(K3).ep, hardware().gpus_per_node),
+      reason="wrong term",
+      explain="16/32 is the share of the unit's GPUs a token can reach at most; 16 random experts of 896 "
+              "over 4 nodes miss a node only 1% of the time")(
+    lambda: nodes_reached(deployment(K3).routed_experts, int(stated("k3-experts-per-token")),
+                          deployment(K3).ep, hardware().gpus_per_node))
+fact("k3-latent-comm-reduction", K3, lambda m: config(m)["hidden_size"] / config(m)["routed_expert_hidden_size"])
