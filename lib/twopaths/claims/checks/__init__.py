@@ -6,3 +6,4 @@ from . import trends  # noqa: F401
 from . import benchmarks  # noqa: F401
 from . import hardware  # noqa: F401
 from . import parallelism  # noqa: F401
+from . import serving  # noqa: F401

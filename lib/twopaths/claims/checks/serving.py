@@ -1,0 +1,178 @@
+"""Checks for part III's serving figures (``serving.yaml``): PD handoff, decode-unit concurrency, node
+counts on H200 and B300, duty-cycle offload, decode step times, the 50 ms budget.
+
+A request's cache is recomputed from the article's cache model, as the KV-cache checks do
+(``specs.model(id, "article")``). Every later step starts from the figures the article carries into
+it (``calc.request``'s "stated" basis: 207 MB of KDA state, 30.9 GB and 6.1 GB a 500K-token request,
+``specs/deployment.yaml``'s EP sizes, overheads, P:D 1:2.5 and scenarios), rounded as the article
+rounds (``rounding="article"``: counts to the nearest, rho times the upper bound), so an error is
+reported where it is made. Public: the same plan from the public configs (``calc.fleet``'s "public"
+basis, strict rounding, the smallest whole-node EP size that leaves room for KV); NaN where no such
+layout exists.
+"""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+from ...calc import decode, disagg, fleet, offload, prefill
+from ...calc.request import request_bytes
+from ...errors import ParameterError
+from ...specs.deployment import deployment, scenarios, standard_scenario, workload
+from ..audit import check
+from .architecture import stated
+from .kv_cache import art, part, pub, request
+
+K3, PRO = "kimi-k3", "deepseek-v4-pro"
+TAG = {K3: "k3", PRO: "v4"}
+CONTEXT = workload().average_context
+RHO_TAG = {"rho25": "api", "rho50": "agent"}     # the columns of the Chinese correction tables
+
+
+def rho(scenario: str) -> float:
+    """A scenario's duty cycle: 1,000 tokens at 200 tokens/s against its idle time."""
+    w = workload()
+    return offload.duty_cycle(offload.decode_seconds(w.output_tokens, w.decode_tokens_per_s),
+                              scenarios()[scenario].w_idle)
+
+
+@cache
+def art_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan:
+    return fleet.plan(model, gpu, basis="stated", rounding="article", rho=rho(scenario) if scenario else 1.0)
+
+
+@cache
+def pub_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan | None:
+    """The public configs' plan, or None where no whole-node EP size leaves room for KV."""
+    try:
+        return fleet.plan(model, gpu, basis="public", rho=rho(scenario) if scenario else 1.0)
+    except ParameterError:
+        return None
+
+
+def field(plan: fleet.Plan | None, name: str) -> float:
+    if plan is None:
+        return math.nan
+    return getattr(plan.layout if name == "kv_per_gpu" else plan, name)
+
+
+def planned(claim_id: str, model: str, gpu: str, name: str, scenario: str | None = None, **explained):
+    """Register a figure of a deployment plan: the article's, and the public configs'."""
+    check(claim_id, public=lambda: field(pub_plan(model, gpu, scenario), name), **explained)(
+        lambda: field(art_plan(model, gpu, scenario), name))
+
+
+def ratio(name: str, a: tuple, b: tuple, plan=art_plan) -> float:
+    return field(plan(*a), name) / field(plan(*b), name)
+
+
+def ttft_headroom(model: str, basis: str = "stated") -> float:
+    """1 - time to first token / budget, the first token waiting at least for its prompt's prefill
+    (the average context, at peak FP8 on the GPUs of one deployment unit)."""
+    ttft = prefill.ttft_bound(model, "h200", CONTEXT, deployment(model).ep, basis=basis)
+    return 1 - ttft / workload().latency_budget
+
+
+def smaller_beyond(a: str, b: str, basis: str = "stated") -> float:
+    """The context past which a request of ``a`` holds fewer cache bytes than one of ``b`` (inf if none):
+    past any window both caches grow linearly, so two long contexts fix each line."""
+    t0, t1 = 10**6, 2 * 10**6
+    ra, rb = (request_bytes(m, t0, basis) for m in (a, b))
+    slope_a, slope_b = ((request_bytes(m, t1, basis) - r) / (t1 - t0) for m, r in ((a, ra), (b, rb)))
+    if slope_a >= slope_b:
+        return math.inf if ra >= rb else 0.0
+    return max(t0 - (ra - rb) / (slope_a - slope_b), 0.0)
+
+
+# ---- Step 3: PD disaggregation ----
+
+check("kda-state-transfer-time", public=lambda: disagg.handoff(K3, CONTEXT, "public").state_seconds)(
+    lambda: disagg.handoff(K3, CONTEXT, "stated", "article").state_seconds)
+check("k3-mla-kv-500k", public=lambda: part(pub(K3), "MLA latent", CONTEXT))(
+    lambda: part(art(K3), "MLA latent", CONTEXT))
+check("k3-request-500k", public=lambda: request(pub(K3), CONTEXT))(lambda: request(art(K3), CONTEXT))
+check("k3-kda-share-500k", public=lambda: part(pub(K3), "KDA state", CONTEXT) / request(pub(K3), CONTEXT))(
+    lambda: part(art(K3), "KDA state", CONTEXT) / request(art(K3), CONTEXT))
+check("v4-request-500k", public=lambda: request(pub(PRO), CONTEXT), reason="inconsistent assumption",
+      explain="the 12.2 KiB per token (printed as KB) is multiplied by 500K as if it were 12.2 kB")(
+    lambda: request(art(PRO), CONTEXT))
+check("v4-kv-transfer-time", public=lambda: disagg.handoff(PRO, CONTEXT, "public").kv_seconds)(
+    lambda: disagg.handoff(PRO, CONTEXT, "stated", "article").kv_seconds)
+
+# ---- Step 4 and B300: one decode unit, the nodes and GPUs for 10,000 sessions ----
+
+NEAREST_FIT = "rounded to the nearest, up: one session fewer than that fits"
+NEAREST_UNITS = "rounded to the nearest, down: those units hold a few sessions short of 10,000"
+for m in (K3, PRO):
+    t = TAG[m]
+    planned(f"{t}-unit-kv", m, "h200", "unit_kv")
+    planned(f"{t}-requests-per-unit", m, "h200", "requests_per_unit",
+            **({"explain": NEAREST_FIT} if m == PRO else {}))
+    planned(f"{t}-d-units", m, "h200", "units", **({"explain": NEAREST_UNITS} if m == PRO else {}))
+    for name in ("d_nodes", "p_nodes"):
+        planned(f"{t}-{name.replace('_', '-')}", m, "h200", name)
+        planned(f"{t}-b300-{name.replace('_', '-')}", m, "b300", name)
+    planned(f"{t}-nodes-h200", m, "h200", "nodes")
+    planned(f"{t}-gpus-h200", m, "h200", "gpus")
+    planned(f"{t}-b300-kv-per-gpu", m, "b300", "kv_per_gpu")
+    planned(f"{t}-b300-unit-kv", m, "b300", "unit_kv")
+    planned(f"{t}-b300-requests-per-unit", m, "b300", "requests_per_unit",
+            **({"explain": NEAREST_FIT} if m == K3 else {}))
+    planned(f"{t}-b300-d-units", m, "b300", "units", **({"explain": NEAREST_UNITS} if m == K3 else {}))
+    planned(f"{t}-nodes-b300", m, "b300", "nodes")
+    planned(f"{t}-gpus-b300", m, "b300", "gpus")
+    check(f"{t}-b300-improvement", public=lambda m=m: ratio("nodes", (m, "h200"), (m, "b300"), pub_plan))(
+        lambda m=m: fleet.gain(m, "h200", "b300", basis="stated", rounding="article"))
+
+check("node-ratio-h200", public=lambda: ratio("nodes", (K3,), (PRO,), pub_plan))(lambda: ratio("nodes", (K3,), (PRO,)))
+check("node-ratio-b300", public=lambda: ratio("nodes", (K3, "b300"), (PRO, "b300"), pub_plan))(
+    lambda: ratio("nodes", (K3, "b300"), (PRO, "b300")))
+check("gpu-ratio-b300", public=lambda: ratio("gpus", (K3, "b300"), (PRO, "b300"), pub_plan))(
+    lambda: ratio("gpus", (K3, "b300"), (PRO, "b300")))
+check("v4-b300-kv-headroom-gain", public=lambda: ratio("kv_per_gpu", (PRO, "b300"), (PRO,), pub_plan))(
+    lambda: ratio("kv_per_gpu", (PRO, "b300"), (PRO,)))
+
+# ---- Step 5: HiCache offload ----
+
+check("w-decode")(lambda: offload.decode_seconds(workload().output_tokens, workload().decode_tokens_per_s))
+check("rho-agent")(lambda: rho("agent"))
+check("rho-api")(lambda: rho("api"))
+check("rho-batch")(lambda: rho("batch"))
+check("rho-batch-floor", reason="arithmetic", explain="its own batch scenario, 5 s of decoding in 45 s, is 11%")(
+    lambda: rho("batch"))
+check("hicache-gpu-share")(lambda: 1 - stated("hicache-gpu-reduction"))
+
+NOT_WHOLE = "the upper bound times rho, not a whole number of deployment units"
+for m in (K3, PRO):
+    for gpu in ("h200", "b300"):
+        for col, scenario in RHO_TAG.items():
+            prefix = f"{TAG[m]}-{gpu}"
+            planned(f"{prefix}-d-nodes-{col}", m, gpu, "d_nodes", scenario, explain=NOT_WHOLE)
+            planned(f"{prefix}-nodes-{col}", m, gpu, "nodes", scenario)
+std = standard_scenario()
+check("node-ratio-all-scenarios", public=lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std), pub_plan),
+      reason="arithmetic", explain="at rho = 25% its own node counts give 203/48 = 4.23; 4.27 holds for the upper "
+                                   "bound and rho = 50%")(
+    lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std)))
+check("workload-node-ratio", public=lambda: ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch"), pub_plan))(
+    lambda: ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch")))
+
+# ---- 50 ms TTFT: decode steps ----
+
+for m in (K3, PRO):
+    for gpu in ("h200", "b300"):
+        cid = f"{TAG[m]}-decode-step-{gpu}"
+        if m == K3 or gpu == "h200":
+            check(cid, public=lambda m=m, g=gpu: decode.single_request_step(m, g, basis="public"))(
+                lambda m=m, g=gpu: decode.single_request_step(m, g, basis="stated", rounding="article"))
+    check(f"{TAG[m]}-ttft-headroom", public=lambda m=m: ttft_headroom(m, "public"), reason="wrong term",
+          explain="the step time is a time per output token; a first token waits for its prompt's prefill, "
+                  "which at 500K tokens takes over a second even at the peak FP8 rate of a whole unit")(
+        lambda m=m: ttft_headroom(m))
+
+# ---- Mitigation ----
+
+check("kda-advantage-context", public=lambda: smaller_beyond(K3, PRO, "public"), reason="inconsistent assumption",
+      explain="K3's 24 MLA layers still grow with the context, faster per token than DSV4's whole cache, "
+              "so K3 holds more at every length")(lambda: smaller_beyond(K3, PRO))
