@@ -7,8 +7,8 @@ it (``calc.request``'s "stated" basis: 207 MB of KDA state, 30.9 GB and 6.1 GB a
 ``specs/deployment.yaml``'s EP sizes, overheads, P:D 1:2.5 and scenarios), rounded as the article
 rounds (``rounding="article"``: counts to the nearest, rho times the upper bound), so an error is
 reported where it is made. Public: the same plan from the public configs (``calc.fleet``'s "public"
-basis, strict rounding, the smallest whole-node EP size that leaves room for KV); NaN where no such
-layout exists.
+basis, strict rounding, the smallest whole-node EP size that leaves room for KV: EP=112 for K3 on
+H200, whose BF16 attention weights sit on every GPU).
 """
 
 from __future__ import annotations
@@ -18,7 +18,6 @@ from functools import cache
 
 from ...calc import decode, disagg, fleet, offload, prefill
 from ...calc.request import request_bytes
-from ...errors import ParameterError
 from ...specs.deployment import deployment, scenarios, standard_scenario, workload
 from ..audit import check
 from .architecture import stated
@@ -43,17 +42,11 @@ def art_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> flee
 
 
 @cache
-def pub_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan | None:
-    """The public configs' plan, or None where no whole-node EP size leaves room for KV."""
-    try:
-        return fleet.plan(model, gpu, basis="public", rho=rho(scenario) if scenario else 1.0)
-    except ParameterError:
-        return None
+def pub_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan:
+    return fleet.plan(model, gpu, basis="public", rho=rho(scenario) if scenario else 1.0)
 
 
-def field(plan: fleet.Plan | None, name: str) -> float:
-    if plan is None:
-        return math.nan
+def field(plan: fleet.Plan, name: str) -> float:
     return getattr(plan.layout if name == "kv_per_gpu" else plan, name)
 
 
