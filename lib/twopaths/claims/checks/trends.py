@@ -155,3 +155,8 @@ for name, model_id in (("k3", K3), ("v4-pro", PRO), ("v4-flash", FLASH)):
 fact("trends-v3-context", V3, context, reason="inconsistent assumption",
      explain="128K is the length DeepSeek's report extended V3 to in training; its config's max_position_embeddings, "
              "YaRN's factor 40 on 4,096 positions, is 163,840")
+
+# ---- GLM-5.2: no config in the project (specs/trends.yaml records the note's own cells), so only the
+# note's internal arithmetic can be checked ----
+
+check("trends-glm-layers")(printed_sum("trends-glm-dense-layers", "trends-glm-moe-layers"))
