@@ -104,3 +104,18 @@ def test_bad_arguments(raises_param):
     raises_param("top_k", latent_moe.LatentMoE, D, LATENT, E, E + 1, H)
     raises_param("latent", latent_moe.LatentMoE, D, 0, E, K, H)
     raises_param("act", latent_moe.LatentMoE, D, LATENT, E, K, H, act="gelu")
+
+
+@pytest.mark.parametrize("norm, slope", [(True, 1.0), (False, 6.0)])
+def test_init_chain_sets_the_gain(norm, slope):
+    """Every chain matrix at RMS gain g. With the norm only W_up's g reaches the output; without, the chain
+    multiplies g by W_down, then g^2 for gate times up (each sees W_down's g too), then W_down_e and W_up: g^6."""
+    x = torch.randn(256, D, generator=torch.Generator().manual_seed(5))
+    out = []
+    for gain in (1.0, 2.0):
+        torch.manual_seed(0)
+        m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=0, act="swiglu", norm=norm)
+        latent_moe.init_chain_(m, gain, torch.Generator().manual_seed(1))
+        with torch.no_grad():
+            out.append(_rms(m.routed(x)))
+    assert out[1] / out[0] == pytest.approx(2.0 ** slope, rel=0.25 if norm else 0.5)

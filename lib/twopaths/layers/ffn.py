@@ -98,3 +98,11 @@ class FFN(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         gate = self.w_gate(x) if self.w_gate is not None else None
         return self.w_down(self.act(gate, self.w_up(x)))
+
+
+def grads(act: Activation, gate: torch.Tensor, up: torch.Tensor):
+    """(h, dh/dgate, dh/dup) elementwise, by autograd: how much signal each path passes back."""
+    gate, up = gate.detach().clone().requires_grad_(), up.detach().clone().requires_grad_()
+    h = act(gate, up)
+    dg, du = torch.autograd.grad(h.sum(), (gate, up))
+    return h.detach(), dg, du

@@ -19,7 +19,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..errors import check_int
+from ..errors import check_int, check_real
 from .ffn import FFN, Activation, as_activation
 from .routers import TopKRouter
 
@@ -65,11 +65,15 @@ class LatentMoE(nn.Module):
         self.shared = FFN(d, n_shared * (shared_hidden or hidden), act) if n_shared else None
         self.last_routing = None                   # the Routing of the latest call, for balancing and plots
 
+    def routed(self, x: torch.Tensor) -> torch.Tensor:
+        """The routed path alone: x [T, d] -> W_up norm(sum_k p_k E_k(W_down x)) [T, d]."""
+        self.last_routing = r = self.router(x)
+        mixed = self.experts(self.down(x), r.indices, r.weights)         # [T, latent]
+        return self.up(self.norm(mixed))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         flat = x.reshape(-1, x.shape[-1])                                  # [T, d]
-        self.last_routing = r = self.router(flat)
-        mixed = self.experts(self.down(flat), r.indices, r.weights)       # [T, latent]
-        y = self.up(self.norm(mixed))
+        y = self.routed(flat)
         if self.shared is not None:
             y = y + self.shared(flat)
         return y.view(x.shape)
@@ -78,6 +82,18 @@ class LatentMoE(nn.Module):
         """The weights the routed path multiplies in a row: W_down, the experts' gate/up/down, W_up."""
         ex = self.experts
         return [self.down.weight] + [w for w in (ex.w_gate, ex.w_up, ex.w_down) if w is not None] + [self.up.weight]
+
+
+def init_chain_(moe: LatentMoE, gain: float = 1.0, generator: torch.Generator | None = None) -> None:
+    """Redraw every matrix of the routed chain ~ N(0, gain^2 / fan_in): each multiplies the RMS by ``gain``.
+
+    ``gain = 1`` makes every product of the chain preserve scale on its own; a chain drifted by training
+    is modelled by ``gain != 1`` on all of them at once, ``W_up`` included.
+    """
+    check_real("gain", gain, minimum=0, open_min=True)
+    with torch.no_grad():
+        for w in moe.chain():
+            w.copy_(torch.randn(w.shape, generator=generator) * (gain / math.sqrt(w.shape[-1])))
 
 
 def residual_rms(blocks: list[nn.Module], x: torch.Tensor) -> list[float]:
