@@ -8,11 +8,10 @@ into ours. Its grouped low-rank output projection is one linear map, so ours hol
 import pytest
 import torch
 
-from twopaths import specs
 from twopaths.calc import kv
-from twopaths.layers.csa_hca import CSA, HCA
+from twopaths.layers.csa_hca import CSA, HCA, token_view
 from twopaths.layers.indexer import causal_topk
-from twopaths.layers.window import WindowAttention, attend, rope
+from twopaths.layers.window import WindowAttention, attend, cache_spec, rope
 
 D, H, HEAD, ROPE, QR, WIN, IH, ID, TOPK = 48, 4, 32, 8, 24, 8, 4, 16, 3
 KINDS = ("sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention")
@@ -157,32 +156,34 @@ def test_decode_equals_prefill(cls, chunk):
     assert cache.length == 30
 
 
-def _toy_spec(groups):
-    return specs.ModelSpec(id="toy", name="toy", assumptions="public", layers=1, params_total=1, params_active=1,
-                           source="inline", attention=tuple(specs.CacheGroup(k, 1, d) for k, d in groups))
-
-
 @pytest.mark.parametrize("tokens", [5, 29])
 @pytest.mark.parametrize("dtype,kv_dtype", [(torch.float32, "fp32"), (torch.bfloat16, "bf16")])
 def test_cache_bytes_equal_the_calculator(tokens, dtype, kv_dtype):
-    entry = {"entry_dim": HEAD, "rope_dim": ROPE}
-    cases = {
-        WindowAttention(D, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE): [("window", {"window": WIN, **entry})],
-        WindowAttention(D, heads=H, head_dim=HEAD, window=None, rope_dim=ROPE):
-            [("mla", {"kv_lora_rank": HEAD - ROPE, "rope_dim": ROPE})],      # one shared entry: MLA's layout
-        CSA(D, 4, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, index_dim=ID):
-            [("window", {"window": WIN, **entry}), ("compressed", {"ratio": 4, **entry}),
-             ("indexer", {"ratio": 4, "index_dim": ID})],
-        HCA(D, 8, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE):
-            [("window", {"window": WIN, **entry}), ("compressed", {"ratio": 8, **entry})],
-    }
-    for layer, groups in cases.items():
-        layer = layer.to(dtype)
-        cache = layer.new_cache()
+    kw = dict(heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE)
+    for layer in (WindowAttention(D, **kw), WindowAttention(D, **{**kw, "window": None}), CSA(D, 4, index_dim=ID, **kw),
+                  HCA(D, 8, **kw)):
+        layer, cache = layer.to(dtype), layer.new_cache()
         with torch.no_grad():
             for a in range(0, tokens, 4):
                 layer(torch.randn(1, min(4, tokens - a), D, dtype=dtype), cache)
-        assert cache.parts() == kv.kv_breakdown(_toy_spec(groups), tokens, kv_dtype), (layer, tokens)
+        assert cache.parts() == kv.kv_breakdown(cache_spec(layer), tokens, kv_dtype), (layer, tokens)
+    # the groups themselves, written out: a window of raw entries, 4:1 entries, indexer keys
+    assert [(g.kind, g.dims) for g in CSA(D, 4, index_dim=ID, **kw).cache_groups()] == [
+        ("window", {"window": WIN, "entry_dim": HEAD, "rope_dim": ROPE}),
+        ("compressed", {"ratio": 4, "entry_dim": HEAD, "rope_dim": ROPE}), ("indexer", {"ratio": 4, "index_dim": ID})]
+
+
+@pytest.mark.parametrize("cls", [HCA, CSA])
+def test_every_past_token_is_seen_raw_or_compressed_and_csa_sees_k_entries(cls):
+    torch.manual_seed(4)
+    layer = cls(D, 4, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, **({"topk": 2} if cls is CSA else {}))
+    view = token_view(layer, torch.randn(1, 60, D))
+    t = torch.arange(60)
+    assert torch.equal((view == 2).sum(1), (t + 1).clamp(max=WIN))
+    if cls is HCA:
+        assert (view[t[:, None] >= t[None, :]] > 0).all() and (view[t[:, None] < t[None, :]] == 0).all()
+    else:                                   # k entries of 2m tokens each, at most
+        assert ((view == 1).sum(1) <= 2 * 4 * 2).all() and (view == 1).sum() > 0
 
 
 def test_rope_is_relative_and_invertible():

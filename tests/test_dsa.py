@@ -6,11 +6,10 @@ import pathlib
 import pytest
 import torch
 
-from twopaths import specs
 from twopaths.calc import kv
 from twopaths.layers.dsa import DSA
 from twopaths.layers.indexer import selected
-from twopaths.layers.window import attend, rope
+from twopaths.layers.window import attend, cache_spec, rope
 
 D, H, C, R, IH, ID, TOPK = 48, 4, 32, 8, 4, 16, 7
 
@@ -64,10 +63,8 @@ def test_decode_equals_prefill_and_cache_bytes_equal_the_calculator(chunk):
         full, cache = layer(x), layer.new_cache()
         steps = torch.cat([layer(x[:, a:a + chunk], cache) for a in range(0, 27, chunk)], dim=1)
     torch.testing.assert_close(steps, full, rtol=0, atol=1e-5)
-    toy = specs.ModelSpec(id="toy", name="toy", assumptions="public", layers=1, params_total=1, params_active=1,
-                          source="inline", attention=(specs.CacheGroup("mla", 1, {"kv_lora_rank": C, "rope_dim": R}),
-                                                      specs.CacheGroup("indexer", 1, {"ratio": 1, "index_dim": ID})))
-    assert cache.parts() == kv.kv_breakdown(toy, 27, "fp32")
+    assert cache.parts() == kv.kv_breakdown(cache_spec(layer), 27, "fp32")
+    assert [g.kind for g in layer.cache_groups()] == ["mla", "indexer"]
 
 
 def test_bad_input(raises_param):

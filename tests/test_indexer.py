@@ -82,3 +82,14 @@ def test_bad_input(raises_param):
     raises_param("topk", LightningIndexer, 16, 8, topk=0)
     raises_param("ratio", LightningIndexer, 16, 8, ratio=0)
     raises_param("index_heads", LightningIndexer, 16, 8, heads=0)
+
+
+def test_recall_experiment_learns_and_beats_chance():
+    from twopaths.experiments import indexer_recall as ir
+
+    s = ir.Setting(d_model=32, head_dim=32, tokens=96, batch=4, steps=40, window=32, lr=1e-2)
+    rows, losses = ir.run([4], [1, 4], s, progress=False)
+    assert [(r.ratio, r.k) for r in rows] == [(4, 1), (4, 4)]
+    assert sum(losses[4][-5:]) < 0.9 * sum(losses[4][:5])
+    for r in rows:
+        assert 0 < r.chance and r.untrained + 0.1 < r.trained <= 1 + 1e-6

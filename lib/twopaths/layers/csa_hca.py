@@ -16,9 +16,10 @@ from __future__ import annotations
 import torch
 
 from ..errors import ParameterError, check_int
+from ..specs import CacheGroup
 from .compressor import KVCompressor
-from .indexer import LightningIndexer, gather_picks
-from .window import AttentionCache, WindowAttention
+from .indexer import LightningIndexer, gather_picks, selected
+from .window import AttentionCache, WindowAttention, window_mask
 
 
 class HCA(WindowAttention):
@@ -37,10 +38,24 @@ class HCA(WindowAttention):
     def new_cache(self) -> AttentionCache:
         return AttentionCache(self.window, compressor=self.compressor.new_state())
 
+    def cache_groups(self) -> list[CacheGroup]:
+        return super().cache_groups() + [CacheGroup("compressed", 1, {"ratio": self.ratio, "entry_dim": self.head_dim,
+                                                                      "rope_dim": self.rope_dim})]
+
     def compressed(self, x, c_q, pos, cache):
         entries = self.compressor(x, None if cache is None else cache.compressor)   # [B, S, d]
         seen = torch.arange(entries.shape[1], device=x.device)[None, :] < ((pos + 1) // self.ratio)[:, None]
         return entries, seen[None].expand(x.shape[0], -1, -1)
+
+    def entry_probs(self, x: torch.Tensor) -> torch.Tensor:
+        """Dense attention over the compressed entries alone, averaged over heads: [B, T, S], rows
+        summing to 1 over what each query sees (0 where it sees none). CSA's indexer learns this."""
+        pos = torch.arange(x.shape[1], device=x.device)
+        c_q = self.q_norm(self.wq_a(x))
+        entries, seen = HCA.compressed(self, x, c_q, pos, None)
+        logits = torch.einsum("bthd,bsd->bhts", self.queries(c_q, pos), entries) * self.head_dim ** -0.5
+        p = torch.softmax(logits.masked_fill(~seen[:, None], float("-inf")), dim=-1).nan_to_num(0.0)
+        return p.mean(1)
 
 
 class CSA(HCA):
@@ -59,7 +74,33 @@ class CSA(HCA):
         cache.indexer = self.indexer.new_state()
         return cache
 
+    def cache_groups(self) -> list[CacheGroup]:
+        return super().cache_groups() + [CacheGroup("indexer", 1, {"ratio": self.ratio, "index_dim": self.indexer.dim})]
+
     def compressed(self, x, c_q, pos, cache):
         entries, _ = super().compressed(x, c_q, pos, cache)
         picks = self.indexer(x, c_q, pos, None if cache is None else cache.indexer)      # [B, T, topk]
         return gather_picks(entries, picks)
+
+
+@torch.no_grad()
+def token_view(layer: WindowAttention, x: torch.Tensor) -> torch.Tensor:
+    """Which past tokens each query of the first sequence in x [B, T, d_model] can see: [T, T] with
+    2 = raw (the window), 1 = only pooled inside a compressed entry it attends to, 0 = not at all.
+    A CSA entry w pools tokens [(w - 1) m, (w + 1) m) (two windows, overlapping); HCA's [w m, (w + 1) m)."""
+    x = x[:1]
+    T = x.shape[1]
+    pos = torch.arange(T, device=x.device)
+    view = torch.zeros(T, T, dtype=torch.uint8, device=x.device)
+    if isinstance(layer, HCA):
+        c_q = layer.q_norm(layer.wq_a(x))
+        S = T // layer.ratio
+        if isinstance(layer, CSA):
+            attended = selected(layer.indexer(x, c_q, pos), S)[0]                  # [T, S]
+        else:
+            attended = torch.arange(S, device=x.device)[None, :] < (pos[:, None] + 1) // layer.ratio
+        first = (torch.arange(S, device=x.device) - int(layer.overlap)) * layer.ratio
+        covers = (pos[None, :] >= first[:, None]) & (pos[None, :] < first[:, None] + (1 + int(layer.overlap)) * layer.ratio)
+        view[(attended.float() @ covers.float()) > 0] = 1
+    view[window_mask(pos, pos, layer.window)] = 2
+    return view

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 
 from ..errors import check_int, check_real
+from ..specs import CacheGroup
 from .indexer import LightningIndexer, gather_picks
 from .window import AttentionCache, attend, rope
 
@@ -42,6 +43,10 @@ class DSA(nn.Module):
 
     def new_cache(self) -> AttentionCache:
         return AttentionCache(None, indexer=self.indexer.new_state())
+
+    def cache_groups(self) -> list[CacheGroup]:
+        return [CacheGroup("mla", 1, {"kv_lora_rank": self.latent_dim, "rope_dim": self.rope_dim}),
+                CacheGroup("indexer", 1, {"ratio": 1, "index_dim": self.indexer.dim})]
 
     def forward(self, x: torch.Tensor, cache: AttentionCache | None = None) -> torch.Tensor:
         B, T, _ = x.shape

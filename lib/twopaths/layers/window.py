@@ -25,7 +25,7 @@ from torch import nn
 
 from ..calc.kv import LABELS, group_label
 from ..errors import ParameterError, check_int, check_real
-from ..specs import CacheGroup
+from ..specs import CacheGroup, ModelSpec
 
 
 def rope(x: torch.Tensor, positions: torch.Tensor, theta: float, rope_dim: int, inverse: bool = False) -> torch.Tensor:
@@ -110,6 +110,14 @@ def _nbytes(t: torch.Tensor | None) -> int:
     return 0 if t is None else t.nbytes
 
 
+def cache_spec(layer: nn.Module) -> ModelSpec:
+    """A one-layer spec whose cache groups (``layer.cache_groups()``) the calculator in
+    ``twopaths.calc.kv`` sizes: what the layer's decode cache should measure."""
+    n = sum(p.numel() for p in layer.parameters())
+    return ModelSpec(id=type(layer).__name__, name=type(layer).__name__, assumptions="public", layers=1,
+                     attention=tuple(layer.cache_groups()), params_total=n, params_active=n, source="a toy layer")
+
+
 class WindowAttention(nn.Module):
     """V4's attention with raw entries only: the last ``window`` tokens, or all (``window=None``).
 
@@ -143,17 +151,27 @@ class WindowAttention(nn.Module):
     def new_cache(self) -> AttentionCache:
         return AttentionCache(self.window)
 
+    def cache_groups(self) -> list[CacheGroup]:
+        """The cache as the calculator describes it; dense attention caches MLA's layout, one vector per token."""
+        if self.window is None:
+            return [CacheGroup("mla", 1, {"kv_lora_rank": self.head_dim - self.rope_dim, "rope_dim": self.rope_dim})]
+        return [CacheGroup("window", 1, {"window": self.window, "entry_dim": self.head_dim, "rope_dim": self.rope_dim})]
+
     def compressed(self, x, c_q, pos, cache):
         """Entries beyond the raw ones, and which query sees which: none here (see ``csa_hca``)."""
         return None
+
+    def queries(self, c_q: torch.Tensor, pos: torch.Tensor) -> torch.Tensor:
+        """q [B, T, H, d] from the query latent c_q [B, T, q_rank]: per-head unit RMS, then RoPE."""
+        q = self.wq_b(c_q).unflatten(-1, (self.heads, self.head_dim))
+        return rope(F.rms_norm(q, (self.head_dim,), eps=self.eps), pos, self.rope_theta, self.rope_dim)
 
     def forward(self, x: torch.Tensor, cache: AttentionCache | None = None) -> torch.Tensor:
         B, T, _ = x.shape
         start = 0 if cache is None else cache.length
         pos = torch.arange(start, start + T, device=x.device)
         c_q = self.q_norm(self.wq_a(x))
-        q = F.rms_norm(self.wq_b(c_q).view(B, T, self.heads, self.head_dim), (self.head_dim,), eps=self.eps)
-        q = rope(q, pos, self.rope_theta, self.rope_dim)
+        q = self.queries(c_q, pos)
         e = rope(self.kv_norm(self.wkv(x)), pos, self.rope_theta, self.rope_dim)      # [B, T, d]
         keys = e if cache is None or cache.raw is None else torch.cat([cache.raw, e], dim=1)
         allowed = window_mask(pos, torch.arange(start + T - keys.shape[1], start + T, device=x.device), self.window)
