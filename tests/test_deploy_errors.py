@@ -84,3 +84,6 @@ def test_small_calculators_refuse(raises_param):
     raises_param("gpus", prefill.time_bound, 1e15, 0, 1e15)
     raises_param("dtype", prefill.ttft_bound, K3, "h200", 1_000, 8, dtype="int4")
     raises_param("kind", anchors, "prices")
+    raises_param("per_target", ep.dispatch_fanout, 896, 16, 0)
+    raises_param("batch", decode.plan_step, fleet.plan(K3), 3)           # two 30.9 GB requests fill a K3 GPU
+    raises_param("plan", decode.plan_step, fleet.plan(K3, context=1_500_000))   # none fits one GPU

@@ -8,7 +8,7 @@ from hypothesis import given, settings, strategies as st
 from twopaths.calc import decode, ep, fleet, kv, sweep, weights
 from twopaths.calc.request import BASES
 from twopaths.calc.rounding import ROUNDINGS
-from twopaths.specs import model as model_spec
+from twopaths.specs import gpu as gpu_spec, model as model_spec
 from twopaths.specs.deployment import anchors
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
@@ -139,3 +139,26 @@ def test_published_kv_per_token_reproduced_exactly(name, a):
         mla = next(g for g in spec.attention if g.kind == "mla")
         assert kv.layer_bytes(spec, "mla", 1, a["kv_dtype"]) == a["per_layer_entry"]
         assert mla["kv_lora_rank"] + mla["rope_dim"] == 576
+
+
+# --- dispatch fan-out and a plan's decode step ---------------------------------------------------
+
+def test_dispatch_fanout_against_enumeration():
+    from itertools import combinations
+    experts, k, per = 8, 3, 2
+    share = [len({e // per for e in c}) / (experts // per) for c in combinations(range(experts), k)]
+    assert ep.dispatch_fanout(experts, k, per) == pytest.approx(np.mean(share))
+    assert ep.dispatch_fanout(896, 1, 28) == pytest.approx(28 / 896)
+    assert ep.dispatch_fanout(896, 16, 896) == 1.0
+
+
+@pytest.mark.parametrize("model, g", [(K3, "h200"), (V4, "b300")])
+def test_plan_step_reads_what_a_full_gpu_holds(model, g):
+    p = fleet.plan(model, g)
+    full = decode.plan_step(p)
+    assert full.batch == int(p.layout.kv_per_gpu // p.request_bytes)
+    assert full.kv_bytes <= p.layout.kv_per_gpu
+    assert full.weight_bytes <= p.layout.weights_per_gpu + p.layout.overhead_bytes
+    steps = [decode.plan_step(p, b).step for b in range(1, full.batch + 1)]
+    assert all(np.diff(steps) > 0)
+    assert decode.plan_step(p, bandwidth=gpu_spec(g).hbm_bandwidth / 2).step == pytest.approx(2 * full.step)

@@ -17,6 +17,8 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 - ``throughput_bound(batch, weight_bytes, request_bytes, bandwidth, tokens_per_step)``.
 - ``deployment_bound(model, gpu, ep, context, ...)``: the bound for one GPU of an EP group under
   the public config, at ``batch`` requests per GPU or the largest batch whose caches fit.
+- ``plan_step(plan, batch=None, bandwidth=None)``: the same for one GPU of a ``calc.fleet`` plan,
+  under the plan's basis (the article's overhead counted as the non-expert weights it stands for).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from ..errors import ParameterError, check_int, check_real
 from ..specs import gpu as gpu_spec, model as model_spec
 from ..specs.deployment import workload
 from .arrays import ints, reals
+from .ep import routed_experts
 from .request import activated_weight_bytes, request_bytes
 from .rounding import fit
 from .weights import kv_space_per_gpu, weights_per_gpu
@@ -114,3 +117,21 @@ def deployment_bound(model: str, gpu: str, ep: int, context: int, *, batch: int 
 def bandwidth_sweep(bound: DecodeBound, factors) -> np.ndarray:
     """Step times of ``bound``'s step with the bandwidth scaled by each of ``factors``."""
     return step_time(bound.weight_bytes, bound.kv_bytes, bound.bandwidth * reals("factors", factors, minimum=0, open_min=True))
+
+
+def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:
+    """One decode step on one GPU of ``plan`` (a ``calc.fleet.Plan``) with ``batch`` requests (default:
+    as many as its KV room holds): its non-expert weights (under the article's method, the stated
+    overhead, which stands for attention and embedding), the experts that ``batch x EP`` tokens
+    routed uniformly touch, and the caches."""
+    layout = plan.layout
+    most = fit(layout.kv_per_gpu / plan.request_bytes)
+    batch = most if batch is None else check_int("batch", batch, minimum=1, maximum=max(most, 1))
+    if batch < 1:
+        raise ParameterError("plan", plan.model, "a plan whose GPUs each hold at least one request")
+    method = "public" if plan.basis == "public" else "article"
+    non_expert = layout.weights_per_gpu - layout.expert_bytes + (layout.overhead_bytes if method == "article" else 0.0)
+    touched = float(experts_touched(batch * layout.ep, top_k(plan.model), routed_experts(plan.model, method)))
+    bandwidth = gpu_spec(plan.gpu).hbm_bandwidth if bandwidth is None else bandwidth
+    return DecodeBound(batch, non_expert + layout.expert_bytes * touched, batch * plan.request_bytes,
+                       check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0)

@@ -17,10 +17,14 @@ A layout is *feasible* when some HBM is left for KV, and *holds* a request when 
 for its cache. ``ep_row(model, gpu, ep, method, rounding, ...)`` sizes one EP size (``EPRow``);
 ``ep_table`` several; ``min_viable_ep`` the smallest whole-node size that holds a request of
 ``request_bytes`` (0: any room at all). Redundant experts (EPLB replicas) add slots per MoE layer.
+
+``dispatch_fanout(experts, top_k, per_target)``: the expected share of GPUs (or nodes) holding
+``per_target`` experts each that one token's ``top_k`` distinct experts land on.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..errors import check_choice, check_int, check_real
@@ -129,3 +133,11 @@ def min_viable_ep(model: str, gpu, method: str = "article", rounding: str = "str
         if ep_row(model, gpu, ep, method, rounding, **kw).holds(request_bytes):
             return ep
     return None
+
+
+def dispatch_fanout(experts: int, top_k: int, per_target: int) -> float:
+    """Expected share of targets a token reaches: 1 - C(E - m, k) / C(E, k), experts drawn uniformly."""
+    experts = check_int("experts", experts, minimum=1)
+    top_k = check_int("top_k", top_k, minimum=1, maximum=experts)
+    per_target = check_int("per_target", per_target, minimum=1, maximum=experts)
+    return 1 - math.comb(experts - per_target, top_k) / math.comb(experts, top_k)
