@@ -7,7 +7,6 @@ import pytest
 
 from twopaths.calc import fleet
 from twopaths.claims.audit import audit
-from twopaths.claims.checks.parallelism import nodes_reached
 from twopaths.claims.checks.serving import smaller_beyond
 
 
@@ -55,12 +54,6 @@ def test_decode_steps_match_but_are_not_times_to_first_token(rows):
 def test_routing_reaches_nearly_every_node_not_half(rows):
     r = rows["k3-routing-fanout"]
     assert r.note.startswith("wrong term") and r.recomputed > 95
-
-
-def test_nodes_reached_at_its_limits():
-    assert nodes_reached(896, 16, 8, 8) == 1                       # one node: always reached
-    assert nodes_reached(896, 1, 32, 8) == pytest.approx(1 / 4)   # one expert: one node of four
-    assert nodes_reached(896, 16, 32, 8) < nodes_reached(896, 32, 32, 8) < 1
 
 
 def test_k3_never_holds_less_than_dsv4_at_any_context(rows):

@@ -11,7 +11,6 @@ shipped formats, 384 routed experts for V4-Pro) under ``calc.ep``'s "public" met
 
 from __future__ import annotations
 
-import math
 from functools import cache
 
 from ...calc import bare, ep
@@ -63,12 +62,10 @@ def public_expert_bytes(model: str) -> float:
     return weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public")
 
 
-def nodes_reached(experts: int, top_k: int, ep_size: int, gpus_per_node: int) -> float:
-    """Expected share of an EP group's nodes that one token's ``top_k`` distinct experts land on, the
-    experts drawn uniformly from ``experts`` spread evenly over the nodes (no node-limited routing)."""
-    nodes = ep_size // gpus_per_node
-    missed = math.comb(experts - experts // nodes, top_k) / math.comb(experts, top_k)   # one node not hit
-    return 1 - missed
+def node_fanout(experts: int, top_k: int) -> float:
+    """Expected share of K3's EP=32 unit's nodes one token's experts land on (no node-limited routing)."""
+    per_node = experts * hardware().gpus_per_node // deployment(K3).ep
+    return ep.dispatch_fanout(experts, top_k, per_node)
 
 
 # ---- GPU requirements: the bare count ----
@@ -144,12 +141,9 @@ for m in (K3, PRO):
           explain="the smallest whole-node EP size that leaves any HBM for KV, in both columns")(
         lambda m=m: ep.min_viable_ep(m, "h200", "article", "article"))
 
-check("k3-routing-fanout",
-      public=lambda: nodes_reached(config(K3)["num_experts"], config(K3)["num_experts_per_token"],
-                                   deployment(K3).ep, hardware().gpus_per_node),
+check("k3-routing-fanout", public=lambda: node_fanout(config(K3)["num_experts"], config(K3)["num_experts_per_token"]),
       reason="wrong term",
       explain="16/32 is the share of the unit's GPUs a token can reach at most; 16 random experts of 896 "
               "over 4 nodes miss a node only 1% of the time")(
-    lambda: nodes_reached(deployment(K3).routed_experts, int(stated("k3-experts-per-token")),
-                          deployment(K3).ep, hardware().gpus_per_node))
+    lambda: node_fanout(deployment(K3).routed_experts, int(stated("k3-experts-per-token"))))
 fact("k3-latent-comm-reduction", K3, lambda m: config(m)["hidden_size"] / config(m)["routed_expert_hidden_size"])
