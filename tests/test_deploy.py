@@ -178,3 +178,25 @@ def test_unit_cost_ratio():
 
 def test_b300_specs_used():
     assert gpu("b300").hbm_bytes == 288e9 and gpu("b300").hbm_bandwidth == 8e12
+
+
+def test_sliders_only_under_a_live_front_end(monkeypatch):
+    from types import SimpleNamespace
+
+    from twopaths import sliders
+
+    assert not sliders.live()                      # no kernel here, as in a papermill batch run
+    shown = []
+    monkeypatch.setattr("IPython.display.display", shown.append)
+    sliders.show(lambda x=1: x, x=(0, 2))
+    assert shown == []
+
+    def kernel(metadata):
+        return SimpleNamespace(kernel=SimpleNamespace(get_parent=lambda channel=None: {"metadata": metadata}))
+
+    monkeypatch.setattr("IPython.get_ipython", lambda: kernel({}))          # nbclient sends no cell id
+    assert not sliders.live()
+    monkeypatch.setattr("IPython.get_ipython", lambda: kernel({"cellId": "c01"}))   # JupyterLab does
+    assert sliders.live()
+    sliders.show(lambda x=1: x, x=(0, 2))
+    assert len(shown) == 1

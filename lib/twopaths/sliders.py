@@ -4,7 +4,7 @@
 Notebook 7 and VS Code send a ``cellId`` with every execute request, papermill (nbclient) sends
 none. The built site comes from papermill runs, so it never carries a widget it could not drive;
 chapters plot a precomputed sweep there instead. ``show(fn, **controls)`` displays
-``ipywidgets.interactive(fn, **controls)`` when ``live()`` and returns whether it did.
+``ipywidgets.interactive(fn, **controls)`` when ``live()`` and nothing otherwise.
 """
 
 from __future__ import annotations
@@ -21,12 +21,10 @@ def live() -> bool:
     return "cellId" in (kernel.get_parent("shell") or {}).get("metadata", {})
 
 
-def show(fn, **controls) -> bool:
+def show(fn, **controls) -> None:
     """Display ``fn`` under sliders (ipywidgets controls or ``interact`` abbreviations) when live."""
-    if not live():
-        return False
-    import ipywidgets
-    from IPython.display import display
+    if live():
+        import ipywidgets
+        from IPython.display import display
 
-    display(ipywidgets.interactive(fn, **controls))
-    return True
+        display(ipywidgets.interactive(fn, **controls))

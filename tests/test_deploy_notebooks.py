@@ -1,0 +1,25 @@
+"""The deployment chapters stop in their first cells when given a bad parameter."""
+
+from pathlib import Path
+
+import pytest
+
+from twopaths import runner
+
+NB = Path(__file__).resolve().parents[1] / "notebooks"
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("chapter, name, value, message", [
+    ("07-parallelism.ipynb", "gpu", "h300", "gpu: got 'h300'"),
+    ("08-prefill-decode.ipynb", "pd_ratio", 0, "pd_ratio: got 0"),
+    ("09-offload-duty-cycle.ipynb", "w_idle_api", -5.0, "w_idle_api: got -5.0"),
+    ("10-hardware-cost.ipynb", "context", 0, "context: got 0"),
+])
+def test_bad_value_stops_the_chapter_in_its_first_cells(tmp_path, chapter, name, value, message):
+    with pytest.raises(runner.RunError) as info:
+        runner.execute(NB / chapter, tmp_path / "out.ipynb", {"profile": "smoke", "device": "cpu", name: value})
+    text = str(info.value)
+    assert message in text and "ParameterError" in text
+    # Cell 1 is the parameters cell, 2 papermill's injected one; the check right after them must stop it.
+    assert "failed in cell 3" in text, text
