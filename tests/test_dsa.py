@@ -30,7 +30,9 @@ def _layer(seed=0):
 
 
 def test_layer_matches_fla(fla_naive):
-    """fla selects and attends from our projections; the output projection is applied to both."""
+    """fla selects and attends from our projections; the output projection is applied to both. The
+    selections agree up to ties (ReLU scores tie at exactly zero, and each breaks ties its own way);
+    attention over our selection agrees with fla's attention over the same selection."""
     layer, x = _layer(), torch.randn(2, 40, D)
     pos, ix = torch.arange(40), layer.indexer
     with torch.no_grad():
@@ -39,8 +41,14 @@ def test_layer_matches_fla(fla_naive):
         key = torch.cat([layer.c_norm(layer.wc(x)), rope(layer.wr(x), pos, layer.rope_theta, R)], -1)[:, :, None]
         q_idx = rope(ix.wq(c_q).view(2, 40, IH, ID), pos, ix.rope_theta, ix.rope_dim)
         k_idx = rope(ix.k_norm(ix.wk(x)), pos, ix.rope_theta, ix.rope_dim)
-        o = fla_naive.naive_dsa(q, key, key[..., :C], q_idx, k_idx, ix.ww(x) * IH ** -0.5, topk=TOPK, scale=(C + R) ** -0.5)
+        w_idx = ix.ww(x) * IH ** -0.5
+        theirs = fla_naive.naive_dsa_indexer(q_idx, k_idx, w_idx, topk=TOPK, scale=ID ** -0.5, activation="relu")
+        ours = ix(x, c_q, pos)
+        scores = ix.scores(x, c_q, pos)
+        picked = [scores.gather(-1, i.clamp_min(0)).masked_fill(i < 0, float("-inf")).sort(-1).values for i in (ours, theirs)]
+        o = fla_naive.naive_dsa(q, key, key[..., :C], None, None, indices=ours, topk=TOPK, scale=(C + R) ** -0.5)
         expected, got = layer.wo(o.flatten(2)), layer(x)
+    torch.testing.assert_close(picked[0], picked[1], rtol=0, atol=1e-6)
     assert expected.abs().mean() > 0.1
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-5)
 

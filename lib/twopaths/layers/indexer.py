@@ -32,11 +32,15 @@ def index_scores(q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, scale: float
 
 def causal_topk(scores: torch.Tensor, visible: torch.Tensor, k: int) -> torch.Tensor:
     """The k best of the ``visible[t]`` first entries for each query: scores [B, T, S], visible [T]
-    -> indices [B, T, k], best first, -1 where a query sees fewer than k entries."""
+    -> indices [B, T, k], best first, -1 where a query sees fewer than k entries.
+
+    Ties go to the earlier entry (ReLU makes exact zeros common), so a query picks the same entries
+    whether it is scored in one pass or while decoding, with fewer entries in existence."""
     check_int("k", k, minimum=1)
     S = scores.shape[-1]
     future = torch.arange(S, device=scores.device)[None, :] >= visible[:, None]
-    idx = scores.masked_fill(future, float("-inf")).topk(min(k, S), dim=-1).indices
+    order = scores.masked_fill(future, float("-inf")).sort(dim=-1, descending=True, stable=True).indices
+    idx = order[..., :min(k, S)]
     idx = idx.masked_fill(idx >= visible[:, None], -1)
     return F.pad(idx, (0, k - idx.shape[-1]), value=-1)
 
