@@ -2,7 +2,7 @@
 
 import math
 
-from twopaths.calc import fleet
+from twopaths.calc import ep, fleet
 from twopaths.calc.sensitivity import nodes, tornado
 
 BASE = dict(basis="article", rho=0.25, gpu="h200")
@@ -25,6 +25,8 @@ def test_a_setting_that_does_not_fit_is_infinite():
 
 
 def test_public_basis_takes_the_ep_with_fewest_nodes():
-    chosen = nodes("deepseek-v4-pro", basis="public", gpu="h200", rho=0.25)
-    smallest_fitting = fleet.plan("deepseek-v4-pro", basis="public", gpu="h200", rho=0.25).nodes
-    assert chosen <= smallest_fitting
+    chosen = fleet.plan("kimi-k3", basis="public", gpu="h200", rho=0.25)
+    smallest_fitting = ep.min_viable_ep("kimi-k3", "h200", "public")
+    assert chosen.nodes < fleet.plan("kimi-k3", basis="public", gpu="h200", rho=0.25, ep=smallest_fitting).nodes
+    for size in ep.whole_node_eps("kimi-k3", "public"):
+        assert chosen.nodes <= nodes("kimi-k3", basis="public", gpu="h200", rho=0.25, ep=size)

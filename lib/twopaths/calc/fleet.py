@@ -33,7 +33,7 @@ from ..errors import ParameterError, check_choice, check_int
 from ..specs import gpu as gpu_spec
 from ..specs.deployment import deployment, hardware, workload
 from .disagg import check_pd_ratio
-from .ep import EPRow, ep_row, min_viable_ep
+from .ep import EPRow, ep_row, whole_node_eps
 from .offload import check_rho
 from .request import BASES, request_bytes
 from .rounding import ROUNDINGS, cover, fit
@@ -119,8 +119,8 @@ def plan(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str 
          redundant_experts: int | None = None, formats: dict | None = None, kv_dtype=None,
          state_dtype: str | None = None, gpus_per_node: int | None = None) -> Plan:
     """Decode and prefill nodes for ``concurrency`` sessions of ``context`` tokens of ``model`` on
-    ``gpu``. ``ep`` defaults to the article's (stated/article bases) or the smallest whole-node EP
-    that leaves room for KV (public basis)."""
+    ``gpu``. ``ep`` defaults to the article's (stated/article bases) or, under the public configs,
+    the whole-node EP size with the fewest nodes for this workload (``fewest_nodes_ep``)."""
     check_choice("basis", basis, BASES)
     check_choice("rounding", rounding, ROUNDINGS)
     check_choice("packing", packing, PACKINGS)
@@ -136,8 +136,8 @@ def plan(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str 
     layout_kw = dict(overhead_bytes=overhead_bytes, redundant_experts=redundant_experts,
                      usable_fraction=usable_fraction, formats=formats, gpus_per_node=gpus_per_node)
     if ep is None:
-        ep = deployment(model).ep if method == "article" else min_viable_ep(
-            model, spec, method, rounding, request_bytes=request if packing == "gpu" else 0.0, **layout_kw)
+        ep = deployment(model).ep if method == "article" else fewest_nodes_ep(
+            model, spec, request, concurrency, rho, pd_ratio, rounding=rounding, packing=packing, **layout_kw)
         if ep is None:
             raise ParameterError("gpu", gpu, f"a GPU on which some whole-node EP size leaves room for {model}'s KV")
     layout = ep_row(model, spec, check_int("ep", ep, minimum=1), method, rounding, **layout_kw)
@@ -151,6 +151,23 @@ def plan(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str 
                              f"{room / 1e9:.1f} GB of KV room of one {'decode unit' if packing == 'unit' else 'GPU'}")
     return Plan(model, spec.id, basis, rounding, packing, concurrency, context, rho, pd_ratio, layout, request,
                 c.requests_per_unit, c.units, c.d_nodes, c.p_nodes)
+
+
+def fewest_nodes_ep(model: str, gpu, request: float, concurrency, rho, pd_ratio, *, rounding: str = "strict",
+                    packing: str = "unit", gpus_per_node: int | None = None, **layout_kw) -> int | None:
+    """The whole-node EP size (public config) that serves the workload with the fewest nodes; the
+    smaller group on a tie; None if none holds a request. The smallest group that fits is rarely it:
+    its GPUs are nearly full of weights, so it needs many units."""
+    gpus_per_node = gpus_per_node or hardware().gpus_per_node
+    best = None
+    for e in whole_node_eps(model, "public", layout_kw.get("redundant_experts") or 0, gpus_per_node):
+        row = ep_row(model, gpu, e, "public", rounding, gpus_per_node=gpus_per_node, **layout_kw)
+        if not row.feasible:
+            continue
+        n = counts(row.kv_per_gpu, request, e, concurrency, rho, pd_ratio, gpus_per_node, rounding, packing).nodes
+        if np.isfinite(n) and (best is None or n < best[0]):
+            best = (n, e)
+    return best[1] if best else None
 
 
 def gain(model: str, old: str = "h200", new: str = "b300", **kw) -> float:

@@ -5,9 +5,8 @@
 others held at ``base``. A setting under which nothing fits (``plan`` refuses it) counts as an
 infinite number of nodes, so the chart shows the wall rather than hiding it.
 
-Under the public basis, where no EP size is given, each setting gets the whole-node EP size with the
-fewest nodes: the smallest one that fits leaves almost no room for KV, and an operator who gains
-memory (less overhead, more usable HBM) would not shrink the group into that corner.
+Under the public basis, where no EP size is given, ``plan`` gives each setting the whole-node EP
+size with the fewest nodes.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import math
 from dataclasses import dataclass
 
 from ..errors import ParameterError
-from .ep import whole_node_eps
 from .fleet import plan
 
 
@@ -36,11 +34,7 @@ class Bar:
 
 
 def nodes(model: str, **kw) -> float:
-    """Total nodes for ``plan(model, **kw)``; inf where no layout or request fits. Public basis
-    without an ``ep``: the fewest nodes over the whole-node EP sizes."""
-    if kw.get("basis") == "public" and kw.get("ep") is None:
-        eps = whole_node_eps(model, "public", kw.get("redundant_experts") or 0, kw.get("gpus_per_node"))
-        return min((nodes(model, **{**kw, "ep": ep}) for ep in eps), default=math.inf)
+    """Total nodes for ``plan(model, **kw)``; inf where no layout or request fits."""
     try:
         return float(plan(model, **kw).nodes)
     except ParameterError as e:

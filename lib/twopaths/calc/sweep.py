@@ -7,7 +7,8 @@ rho, pd_ratio) and arrays of that shape, ``requests_per_unit``, ``d_nodes``, ``p
 ``nodes`` and ``gpus``, each ``inf`` where a request does not fit. It does the arithmetic of
 ``calc.fleet.counts`` once over the whole grid; the per-model parts (EP layout, bytes per request)
 are computed once per model, GPU, EP size and context. ``ep=None`` takes, per model and GPU, the EP
-size ``calc.fleet.plan`` would (its axis then holds a single placeholder value, 0).
+size ``calc.fleet.plan`` would: the article's, or under the public configs the whole-node size with the
+fewest nodes for each configuration (its axis then holds a single placeholder value, 0).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from ..specs import BOOK_MODELS, gpu as gpu_spec, gpu_ids
 from ..specs.deployment import deployment, deployment_models, hardware
 from .arrays import ints
 from .disagg import check_pd_ratio
-from .ep import ep_row, min_viable_ep
+from .ep import ep_row, whole_node_eps
 from .fleet import PACKINGS, counts
 from .offload import check_rho
 from .request import BASES, request_bytes
@@ -85,29 +86,38 @@ def sweep(models, gpus, *, concurrency, context, rho=1.0, pd_ratio=2.5, ep=None,
     method = "public" if basis == "public" else "article"
     kw = dict(overhead_bytes=overhead_bytes, usable_fraction=usable_fraction, gpus_per_node=gpus_per_node)
 
-    kv_room = np.empty((len(models), len(gpus), len(eps)))
-    ep_used = np.empty_like(kv_room)
+    # Candidate EP sizes per (model, gpu, ep): one, or every whole-node size when the public basis
+    # chooses the fewest nodes; padded with empty layouts (no KV room: infinite nodes).
+    choose = ep is None and method == "public"
+    options = {m: whole_node_eps(m, "public", 0, gpus_per_node) if choose else [None] for m in models}
+    width = max(len(o) for o in options.values())
+    kv_room = np.zeros((len(models), len(gpus), len(eps), width))
+    ep_used = np.ones_like(kv_room)
     for i, m in enumerate(models):
         for j, g in enumerate(gpus):
             spec = gpu_spec(g)
             for k, e in enumerate(eps):
-                if e == 0:
-                    e = deployment(m).ep if method == "article" else min_viable_ep(m, spec, method, rounding, **kw)
-                row = ep_row(m, spec, e, method, rounding, **kw) if e else None
-                kv_room[i, j, k] = row.kv_per_gpu if row else 0.0
-                ep_used[i, j, k] = e or 1
+                for n, option in enumerate(options[m]):
+                    size = option or e or deployment(m).ep
+                    row = ep_row(m, spec, size, method, rounding, **kw)
+                    kv_room[i, j, k, n] = row.kv_per_gpu if row.feasible else 0.0
+                    ep_used[i, j, k, n] = size
     request = np.array([[request_bytes(m, int(t), basis, rounding, kv_dtype=kv_dtype, state_dtype=state_dtype)
                          for t in ctx] for m in models])
 
-    c = counts(kv_room.reshape(kv_room.shape + (1, 1, 1, 1)),
-               request.reshape(len(models), 1, 1, 1, len(ctx), 1, 1),
-               ep_used.reshape(ep_used.shape + (1, 1, 1, 1)),
-               conc.reshape(_shape(3)), rhos.reshape(_shape(5)), pds.reshape(_shape(6)),
+    extra = (1, 1, 1, 1)
+    c = counts(kv_room.reshape(kv_room.shape[:3] + extra + (width,)),
+               request.reshape(len(models), 1, 1, 1, len(ctx), 1, 1, 1),
+               ep_used.reshape(ep_used.shape[:3] + extra + (width,)),
+               conc.reshape(_shape(3) + (1,)), rhos.reshape(_shape(5) + (1,)), pds.reshape(_shape(6) + (1,)),
                gpus_per_node, rounding, packing)
+    nodes = np.broadcast_to(c.nodes, np.broadcast_shapes(*(np.shape(a) for a in (c.nodes, c.requests_per_unit))))
+    pick = np.expand_dims(np.argmin(nodes, axis=-1), -1)   # first minimum: the smaller group on a tie
+    take = lambda a: np.take_along_axis(np.broadcast_to(np.asarray(a, dtype=float), nodes.shape), pick, -1)[..., 0]  # noqa: E731
     shape = (len(models), len(gpus), len(eps), len(conc), len(ctx), len(rhos), len(pds))
     full = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
     axes = dict(zip(AXES, (models, gpus, eps, list(conc), list(ctx), list(rhos), list(pds))))
-    return Sweep(axes, full(c.requests_per_unit), full(c.d_nodes), full(c.p_nodes), gpus_per_node)
+    return Sweep(axes, full(take(c.requests_per_unit)), full(take(c.d_nodes)), full(take(c.p_nodes)), gpus_per_node)
 
 
 def _all_models(basis: str) -> list[str]:
