@@ -78,3 +78,27 @@ def test_bad_input(raises_param):
     raises_param("block_size", DepthSources, torch.zeros(4), 0)
     raises_param("block_size", source_count, 10, 0)
     raises_param("sublayers", source_count, -1, 2)
+
+
+# --- the small trained model the chapter runs ----------------------------------------------------------
+
+def test_tiny_lm_starts_uniform_and_its_task_is_the_modular_sum():
+    from twopaths.experiments import attnres_lm as al
+
+    x, y = al.modular_sum_batch(4, 6, 5, torch.Generator().manual_seed(0))
+    assert (y[:, 0] == -100).all() and torch.equal(y[:, 1:], (x[:, 1:] + x[:, :-1]) % 5)
+    torch.manual_seed(0)
+    model = al.TinyLM(5, dim=8, layers=2, heads=2, block_size=2)
+    logits, weights = model(x)
+    assert logits.shape == (4, 6, 5)
+    assert [p.shape[0] for p in weights] == [1, 2, 2, 3, 3]         # blocks of two sublayers, partial sums
+    assert all(torch.allclose(p, torch.full_like(p, 1 / p.shape[0])) for p in weights)
+
+
+def test_tiny_lm_bad_input(raises_param):
+    from twopaths.experiments import attnres_lm as al
+
+    raises_param("heads", al.TinyLM, 5, dim=10, heads=4)
+    raises_param("block_size", al.TinyLM, 5, dim=8, heads=2, block_size=0)
+    raises_param("residual", al.TinyLM, 5, dim=8, heads=2, residual="dense")
+    raises_param("steps", al.train, al.TinyLM(5, dim=8, heads=2), 0)

@@ -155,3 +155,39 @@ def test_bad_input(raises_param):
     raises_param("x", m.weights, torch.zeros(2, 3, 16))
     raises_param("x", m, torch.zeros(2, 4, 15), lambda u: u)
     raises_param("x", MHCHead(16, 4), torch.zeros(2, 16))
+
+
+# --- the deep-stack experiment the chapter runs --------------------------------------------------------
+
+def test_stacks_keep_mhc_products_bounded_and_let_hc_drift():
+    from twopaths.experiments import deep_streams as ds
+
+    h = torch.randn(16, 8, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        hc = ds.composite(ds.Stack("hc", 16, 8, spread=0.3, seed=1)(h)[2])[-1]
+        mhc_stack = ds.Stack("mhc", 16, 8, spread=0.3, diagonal=4.0, seed=1)
+        res = mhc_stack(h)[2]
+    fwd, _ = ds.gains(ds.composite(res)[-1])
+    assert (fwd <= 1 + 1e-5).all()                                   # columns are exact: forward gain <= 1
+    assert torch.linalg.matrix_norm(hc, ord=2).max() > 2             # unconstrained mixing stretches
+    assert res[0].diagonal(dim1=-2, dim2=-1).mean() > 0.9            # the diagonal logit starts near I
+    # composite is the product R_L^T ... R_1^T, applied in order
+    a, b = torch.randn(2, 3, 3), torch.randn(2, 3, 3)
+    assert torch.allclose(ds.composite([a, b])[-1], b.transpose(-1, -2) @ a.transpose(-1, -2))
+
+
+def test_trace_gradients_end_at_one_at_the_top():
+    from twopaths.experiments import deep_streams as ds
+
+    h, probe = torch.randn(2, 4, 8)
+    t = ds.trace(ds.Stack("residual", 5, 8), h, probe)
+    assert len(t.rms) == len(t.grad) == 6 and t.grad[-1] == 1.0 and t.res == []
+
+
+def test_stack_bad_input(raises_param):
+    from twopaths.experiments import deep_streams as ds
+
+    raises_param("kind", ds.Stack, "highway", 4, 8)
+    raises_param("layers", ds.Stack, "mhc", 0, 8)
+    raises_param("streams", ds.Stack, "mhc", 4, 8, 0)
+    raises_param("spread", ds.Stack, "hc", 4, 8, 4, -0.1)

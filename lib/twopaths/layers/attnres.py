@@ -28,7 +28,10 @@ from ..errors import ParameterError, check_int, check_real
 
 def depth_attention(query: torch.Tensor, sources: Sequence[torch.Tensor], key_weight: torch.Tensor,
                     eps: float = 1e-6, scale: float = 1.0) -> tuple[torch.Tensor, torch.Tensor]:
-    """Mix ``sources`` (each [..., D]) with weights softmax(query . RMSNorm(source)); returns (h [..., D], p [S, ...])."""
+    """Mix ``sources`` (each [..., D]) by softmax(query . RMSNorm(source)) over depth.
+
+    Returns (h [..., D], p [S, ...]).
+    """
     if len(sources) == 0:
         raise ParameterError("sources", [], "at least one tensor [..., D]")
     shape = sources[0].shape

@@ -56,7 +56,7 @@ class MHC(nn.Module):
     """
 
     def __init__(self, dim: int, streams: int = 4, sinkhorn_iters: int = 20, eps: float = 1e-6,
-                 norm_eps: float = 1e-6, init_std: float = 0.02):
+                 norm_eps: float = 1e-6, init_std: float = 0.02, generator: torch.Generator | None = None):
         super().__init__()
         self.dim = check_int("dim", dim, minimum=1)
         self.streams = n = check_int("streams", streams, minimum=1)
@@ -64,7 +64,7 @@ class MHC(nn.Module):
         self.eps = check_real("eps", eps, minimum=0.0)
         self.norm_eps = check_real("norm_eps", norm_eps, minimum=0.0, open_min=True)
         check_real("init_std", init_std, minimum=0.0)
-        self.phi = nn.Parameter(torch.randn((2 + n) * n, n * dim) * init_std)
+        self.phi = nn.Parameter(torch.randn((2 + n) * n, n * dim, generator=generator) * init_std)
         self.bias = nn.Parameter(torch.zeros((2 + n) * n))
         self.scale = nn.Parameter(torch.ones(3))      # a1, a2, a3
 
@@ -89,14 +89,14 @@ class MHCHead(nn.Module):
     """The last collapse, before the model's final norm: pre = sigmoid(a (x^ phi^T) + b) + eps."""
 
     def __init__(self, dim: int, streams: int = 4, eps: float = 1e-6, norm_eps: float = 1e-6,
-                 init_std: float = 0.02):
+                 init_std: float = 0.02, generator: torch.Generator | None = None):
         super().__init__()
         self.dim = check_int("dim", dim, minimum=1)
         self.streams = n = check_int("streams", streams, minimum=1)
         self.eps = check_real("eps", eps, minimum=0.0)
         self.norm_eps = check_real("norm_eps", norm_eps, minimum=0.0, open_min=True)
         check_real("init_std", init_std, minimum=0.0)
-        self.phi = nn.Parameter(torch.randn(n, n * dim) * init_std)
+        self.phi = nn.Parameter(torch.randn(n, n * dim, generator=generator) * init_std)
         self.bias = nn.Parameter(torch.zeros(n))
         self.scale = nn.Parameter(torch.ones(1))
 
