@@ -49,18 +49,6 @@ def test_same_tokens_as_transformers(gamma):
 
 # --- the output distribution is the target's --------------------------------------------------------
 
-def _chi2(observed_tokens, probs):
-    """p-value of a chi-square goodness-of-fit of token counts against probabilities (cells pooled
-    where the expected count is under 5)."""
-    counts = torch.bincount(observed_tokens, minlength=probs.numel()).double()
-    expected = probs.double() * counts.sum()
-    big = expected >= 5
-    obs = torch.cat([counts[big], counts[~big].sum()[None]]) if (~big).any() else counts[big]
-    exp = torch.cat([expected[big], expected[~big].sum()[None]]) if (~big).any() else expected[big]
-    exp = exp * obs.sum() / exp.sum()   # the same total (float rounding)
-    return stats.chisquare(obs.numpy(), exp.numpy()).pvalue
-
-
 def _fixed_case(vocab=6, gamma=3):
     """One target and one draft distribution per position; the target rows do not depend on the
     drafts, which keeps every conditional below a fixed distribution."""
@@ -75,31 +63,17 @@ def _run_ours(q, p, trials, seed):
     return sp.verify(_drafts(qb, gen), qb, pb, gen)
 
 
-def _check_target_law(tokens, n, q, p):
-    """Each emitted token, given the ones before it were kept drafts, follows the target's row;
-    the number of kept drafts follows prod(alpha) (every p-value above SIGNIFICANCE)."""
-    gamma = q.shape[0]
-    pvalues = []
-    for i in range(gamma + 1):
-        reached = n >= i                        # token i is emitted (a kept draft, the correction or the bonus)
-        pvalues.append(_chi2(tokens[reached, i], p[i]))
-    alphas = sp.acceptance_rate(p[:gamma], q)
-    pmf = torch.tensor(sp.accepted_length_pmf(alphas))
-    pvalues.append(_chi2(n, pmf))
-    return pvalues
-
-
 def test_verified_tokens_follow_the_target():
     q, p = _fixed_case()
     out = _run_ours(q, p, 40_000, seed=1)
-    assert min(_check_target_law(out.tokens, out.n_accepted, q, p)) > SIGNIFICANCE
+    assert min(sp.target_law_pvalues(out, q, p)) > SIGNIFICANCE
 
 
 def test_transformers_passes_the_same_test():
     from transformers.generation.utils import _speculative_sampling
 
     q, p = _fixed_case()
-    gamma, trials = q.shape[0], 3_000
+    gamma, trials = q.shape[0], 2_000
     gen = torch.Generator().manual_seed(2)
     torch.manual_seed(2)
     tokens, ns = torch.full((trials, gamma + 1), -1), torch.zeros(trials, dtype=torch.long)
@@ -107,7 +81,7 @@ def test_transformers_passes_the_same_test():
         draft = _drafts(q[None], gen)
         out, n = _speculative_sampling(draft, q.log()[None], gamma, p.log()[None])
         tokens[t, : out.shape[1]], ns[t] = out[0], n
-    assert min(_check_target_law(tokens, ns, q, p)) > SIGNIFICANCE
+    assert min(sp.target_law_pvalues(sp.Verified(tokens, ns), q, p)) > SIGNIFICANCE
 
 
 def test_the_chi_square_test_can_fail():
@@ -119,7 +93,21 @@ def test_the_chi_square_test_can_fail():
     bonus = torch.multinomial(p[-1].expand(trials, -1), 1, generator=gen)
     tokens = torch.cat([draft, bonus], 1)
     n = torch.full((trials,), q.shape[0])
-    assert _check_target_law(tokens, n, q, p)[0] < SIGNIFICANCE
+    assert sp.target_law_pvalues(sp.Verified(tokens, n), q, p)[0] < SIGNIFICANCE
+
+
+def test_chi_square_pvalue_is_scipys():
+    gen = torch.Generator().manual_seed(9)
+    probs = torch.tensor([0.5, 0.3, 0.15, 0.04, 0.01])
+    for n in (50, 400, 5_000):
+        sample = torch.multinomial(probs, n, replacement=True, generator=gen)
+        counts = torch.bincount(sample, minlength=5).double()
+        expected = probs.double() * n
+        keep = expected >= 5
+        obs = torch.cat([counts[keep], counts[~keep].sum(0, keepdim=True)]) if (~keep).any() else counts
+        exp = torch.cat([expected[keep], expected[~keep].sum(0, keepdim=True)]) if (~keep).any() else expected
+        theirs = stats.chisquare(obs.numpy(), exp.numpy() * obs.sum().item() / exp.sum().item()).pvalue
+        assert sp.chi_square_pvalue(sample, probs) == pytest.approx(theirs, rel=1e-9, abs=1e-15)
 
 
 def test_identical_draft_is_always_kept():
@@ -219,3 +207,30 @@ def test_bad_input(raises_param):
     raises_param("alphas", sp.accepted_length_pmf, [0.5, -0.1])
     raises_param("cost_ratio", sp.speedup, 1.5, 2, -0.1)
     raises_param("tokens_per_pass", sp.speedup, 3.5, 2, 0.1)
+
+
+# --- bandwidth-bound costs -----------------------------------------------------------------------------
+
+def test_draft_costs_from_the_config():
+    from twopaths import specs
+    from twopaths.calc import params
+
+    d = sp.draft_costs("deepseek-v3", 4096, "fp8")
+    c = specs.model("deepseek-v3").raw["config"]
+    assert (d.experts, d.top_k) == (c["n_routed_experts"], c["num_experts_per_tok"])
+    # the MTP layer's routed experts: all n_routed_experts experts of one MoE layer
+    per_expert = 3 * c["hidden_size"] * c["moe_intermediate_size"]
+    mtp = params.param_counts("deepseek-v3").component("MTP")
+    assert d.mtp_routed / (d.mtp_routed + d.mtp_fixed - sp.weight_bytes("deepseek-v3")["head"]) == \
+        pytest.approx(c["n_routed_experts"] * per_expert / mtp.params, rel=1e-12)
+    # one token reads top_k / E of the experts; E tokens' worth of draws read nearly all of them
+    assert d.target_step(1) == pytest.approx(d.fixed + d.routed * c["num_experts_per_tok"] / c["n_routed_experts"] + d.kv)
+    assert d.target_step(10_000) == pytest.approx(d.fixed + d.routed + 10_000 * d.kv)
+    assert d.verify_ratio(1, 1) > 1.4                 # two tokens read nearly twice the experts
+    assert d.verify_ratio(100_000, 3) == pytest.approx(1.0, abs=1e-9)   # every expert is read anyway
+    assert 0 < d.cost_ratio(1) < 0.1
+
+
+def test_draft_costs_refuse_a_model_without_mtp(raises_param):
+    raises_param("model_id", sp.draft_costs, "kimi-k3", 4096)
+    raises_param("context", sp.draft_costs, "deepseek-v3", 0)

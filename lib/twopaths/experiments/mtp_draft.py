@@ -9,6 +9,7 @@ each target pass yields, not how fast a pass is.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -17,6 +18,21 @@ from tqdm.auto import tqdm
 from ..errors import check_int, check_real
 from ..layers.mtp import MTPHead, TinyLM, mtp_loss
 from ..layers.speculative import acceptance_rate, verify, verify_greedy
+
+
+@contextmanager
+def one_cpu_thread(device: torch.device):
+    """On the CPU, run the toy on one thread: its tensors are so small that handing work between
+    threads costs more than it saves (several times more on a busy machine)."""
+    if device.type != "cpu":
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 # --- data ------------------------------------------------------------------------------------------
@@ -38,9 +54,10 @@ def sample_chain(chain: torch.Tensor, n: int, length: int, seed: int = 0) -> tor
     check_int("length", length, minimum=order + 1)
     gen = torch.Generator().manual_seed(seed)
     seqs = torch.randint(vocab, (n, length), generator=gen)
-    for t in range(order, length):
-        probs = chain[tuple(seqs[:, t - order + j] for j in range(order))]     # [n, V]
-        seqs[:, t] = torch.multinomial(probs, 1, generator=gen)[:, 0]
+    with one_cpu_thread(seqs.device):
+        for t in range(order, length):
+            probs = chain[tuple(seqs[:, t - order + j] for j in range(order))]     # [n, V]
+            seqs[:, t] = torch.multinomial(probs, 1, generator=gen)[:, 0]
     return seqs
 
 
@@ -64,14 +81,15 @@ def train(main: TinyLM, mtp: MTPHead, data: torch.Tensor, steps: int, batch: int
     gen = torch.Generator().manual_seed(seed)
     device = next(main.parameters()).device
     history = []
-    for _ in tqdm(range(steps), desc="train target + MTP", disable=not progress):
-        rows = torch.randint(data.shape[0], (batch,), generator=gen)
-        loss, parts = mtp_loss(main, mtp, data[rows].to(device), mtp_weight)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        sched.step()
-        history.append(parts)
+    with one_cpu_thread(device):
+        for _ in tqdm(range(steps), desc="train target + MTP", disable=not progress):
+            rows = torch.randint(data.shape[0], (batch,), generator=gen)
+            loss, parts = mtp_loss(main, mtp, data[rows].to(device), mtp_weight)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            sched.step()
+            history.append(parts)
     return history
 
 
@@ -96,9 +114,10 @@ class DecodeStats:
         return [((n >= i).sum() / (n >= i - 1).sum()).item() for i in range(1, self.gamma + 1)]
 
     def mean_alpha(self) -> list[float]:
-        """sum_x min(p, q) at draft position i, averaged over the passes that verified it."""
-        return [sum(a[i] for a in self.alpha if len(a) > i) / sum(len(a) > i for a in self.alpha)
-                for i in range(self.gamma)]
+        """sum_x min(p, q) at each draft position, averaged over the passes that verified it;
+        positions no pass reached are left off the end (nothing was measured there)."""
+        reached = [[a[i] for a in self.alpha if len(a) > i] for i in range(self.gamma)]
+        return [sum(r) / len(r) for r in reached if r]
 
 
 @torch.no_grad()
@@ -129,10 +148,16 @@ def decode(main: TinyLM, mtp: MTPHead, prompt: torch.Tensor, new_tokens: int, ga
     check_int("new_tokens", new_tokens, minimum=1, maximum=main.max_len - prompt.shape[1] - gamma - 1)
     gen = torch.Generator(device=prompt.device).manual_seed(seed)
     stats = stats or DecodeStats(gamma, greedy)
+    with one_cpu_thread(prompt.device):
+        seq = _decode(main, mtp, prompt, prompt.shape[1] + new_tokens, gamma, greedy, gen, stats)
+    return seq, stats
+
+
+def _decode(main, mtp, prompt, goal, gamma, greedy, gen, stats) -> torch.Tensor:
+    """The loop of ``decode``: prefill, then draft / verify / append until ``goal`` tokens."""
     h, logits = main(prompt)                                          # the prefill pass
     p = logits[:, -1:].float().softmax(-1)
     seq = torch.cat([prompt, p.argmax(-1) if greedy else torch.multinomial(p[:, 0], 1, generator=gen)], 1)
-    goal = prompt.shape[1] + new_tokens
     while seq.shape[1] < goal:
         xs, q = draft(mtp, h, seq, gamma, greedy, gen)
         h_all, logits = main(torch.cat([seq, xs], 1))                 # one target pass over gamma+1 positions
@@ -145,4 +170,4 @@ def decode(main: TinyLM, mtp: MTPHead, prompt: torch.Tensor, new_tokens: int, ga
         stats.alpha.append(acceptance_rate(p[0, : min(n + 1, gamma)], q[0, : min(n + 1, gamma)]).tolist())
         seq = torch.cat([seq, out.tokens[:, : n + 1]], 1)
         h = h_all[:, : seq.shape[1] - 1]                               # states of every position but the newest
-    return seq[:, :goal], stats
+    return seq[:, :goal]

@@ -19,11 +19,19 @@ Shapes: ``B`` sequences, ``gamma`` drafts, vocabulary ``V``. Probabilities, not 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import torch
 
+from ..calc.attention_flops import bytes_read_per_token
+from ..calc.decode import experts_touched
+from ..calc.params import param_counts
+from ..calc.request import activated_weight_bytes
+from ..calc.weights import weight_bytes
 from ..errors import ParameterError, check_int, check_real
+from ..specs import model
+from .routers import moe_counts
 
 SUM_TOL = 1e-4   # how far a row of probabilities may sum from 1 (float32 softmax is well inside)
 
@@ -196,3 +204,105 @@ def speedup(tokens_per_pass: float, gamma: int, cost_ratio: float, verify_ratio:
     if tokens_per_pass > gamma + 1:
         raise ParameterError("tokens_per_pass", tokens_per_pass, f"at most gamma + 1 = {gamma + 1}")
     return tokens_per_pass / (gamma * cost_ratio + verify_ratio)
+
+
+# --- the check that verification keeps the target's law ---------------------------------------------
+
+def chi_square_pvalue(observed: torch.Tensor, probs: torch.Tensor) -> float:
+    """p-value of Pearson's chi-square test of integer samples ``observed`` [N] against ``probs`` [K].
+
+    Cells expected to hold fewer than 5 samples are pooled into one, as the test requires.
+    """
+    counts = torch.bincount(observed, minlength=probs.numel()).double()
+    expected = probs.double().cpu() * counts.sum()
+    small = expected < 5
+    obs = torch.cat([counts[~small], counts[small].sum(0, keepdim=True)]) if small.any() else counts
+    exp = torch.cat([expected[~small], expected[small].sum(0, keepdim=True)]) if small.any() else expected
+    exp = exp * obs.sum() / exp.sum()
+    stat = ((obs - exp) ** 2 / exp).sum()
+    dof = obs.numel() - 1
+    return torch.special.gammaincc(torch.tensor(dof / 2, dtype=torch.float64), stat / 2).item()
+
+
+def target_law_pvalues(out: Verified, q: torch.Tensor, p: torch.Tensor) -> list[float]:
+    """Chi-square p-values that verified output follows the target, over many runs of one case.
+
+    ``out`` holds N runs with drafts sampled from ``q`` [gamma, V] and target rows ``p`` [gamma+1, V]
+    that do not depend on the drafts. Token i, given tokens before it were kept drafts, must follow
+    p_i (one p-value each, i = 0..gamma); the number of kept drafts must follow
+    ``accepted_length_pmf`` (the last p-value).
+    """
+    gamma = q.shape[0]
+    tokens, n = out.tokens.cpu(), out.n_accepted.cpu()
+    pvalues = [chi_square_pvalue(tokens[n >= i, i], p[i]) for i in range(gamma + 1)]
+    pmf = torch.tensor(accepted_length_pmf(acceptance_rate(p[:gamma], q)))
+    return pvalues + [chi_square_pvalue(n, pmf)]
+
+
+# --- what drafting and verifying cost when decode is bound by HBM bandwidth ---------------------------
+
+@dataclass(frozen=True)
+class DraftCosts:
+    """Bytes one decode step reads for a model whose MTP layer drafts (public config, shipped formats).
+
+    Main model: ``fixed`` (every non-expert weight, the output head included; not the embedding, a
+    lookup) plus the share of ``routed`` (all routed-expert bytes) that the step's tokens touch, plus
+    ``kv`` per sequence. MTP step: its non-expert weights and the shared head (``mtp_fixed``), the
+    share of its experts touched (``mtp_routed``), and ``mtp_kv`` per sequence. A verification pass
+    reads each sequence's cache once for all its gamma + 1 tokens.
+    """
+
+    model: str
+    fixed: float
+    routed: float
+    mtp_fixed: float
+    mtp_routed: float
+    experts: int
+    top_k: int
+    kv: float
+    mtp_kv: float
+
+    def target_step(self, batch: int, tokens_per_seq: int = 1) -> float:
+        """Bytes a target pass reads for ``batch`` sequences of ``tokens_per_seq`` tokens each."""
+        touched = float(experts_touched(batch * tokens_per_seq, self.top_k, self.experts))
+        return self.fixed + self.routed * touched + batch * self.kv
+
+    def draft_step(self, batch: int) -> float:
+        """Bytes one MTP step reads for ``batch`` sequences (one drafted token each)."""
+        touched = float(experts_touched(batch, self.top_k, self.experts))
+        return self.mtp_fixed + self.mtp_routed * touched + batch * self.mtp_kv
+
+    def cost_ratio(self, batch: int) -> float:
+        """c: one draft step over one ordinary decode step."""
+        return self.draft_step(batch) / self.target_step(batch)
+
+    def verify_ratio(self, batch: int, gamma: int) -> float:
+        """v: a pass over gamma + 1 tokens per sequence over an ordinary one-token step."""
+        gamma = check_int("gamma", gamma, minimum=1)
+        return self.target_step(batch, gamma + 1) / self.target_step(batch)
+
+
+def draft_costs(model_id: str, context: int, kv_dtype=None) -> DraftCosts:
+    """``DraftCosts`` of a registry model with MTP layers, at ``context`` tokens per sequence.
+
+    The MTP layer's cache read is taken as one average layer of the main model's.
+    """
+    spec = model(model_id)
+    c = spec.raw["config"]
+    counts = param_counts(spec)
+    mtp = counts.component("MTP")
+    if not mtp.params:
+        raise ParameterError("model_id", model_id, "a model whose config has MTP layers (num_nextn_predict_layers >= 1)")
+    experts, top_k = moe_counts(c).routed, moe_counts(c).top_k
+    routed = counts.component("routed experts")
+    group = weight_bytes(spec, include_mtp=True)
+    per_expert = routed.params // (routed.layers * experts)       # parameters of one expert
+    mtp_routed_share = mtp.layers * experts * per_expert / mtp.params
+    kv = bytes_read_per_token(spec, check_int("context", context, minimum=1), kv_dtype)
+    return DraftCosts(
+        model=model_id,
+        fixed=activated_weight_bytes(model_id, "public") - group["routed_experts"] * top_k / experts,
+        routed=group["routed_experts"],
+        mtp_fixed=group["mtp"] * (1 - mtp_routed_share) + group["head"],
+        mtp_routed=group["mtp"] * mtp_routed_share,
+        experts=experts, top_k=top_k, kv=kv, mtp_kv=kv / c["num_hidden_layers"])
