@@ -67,3 +67,11 @@ def test_bad_names(raises_param):
     raises_param("model", trends.note_entry, "gpt-9")
     raises_param("model", trends.release, "deepseek-v3.2")          # in the registry, not in the note's table
     raises_param("published figure", trends.published, "rumour")
+
+
+def test_routes_of_every_note_model():
+    for m in trends.columns():
+        r = trends.routes(m)
+        assert set(r) == set(trends.ROUTES)
+        layers = specs.model(m).layers if m in specs.model_ids() else trends.note_entry(m)["layers"]
+        assert all(0 <= n <= layers for n in r.values()) and sum(r.values()) >= layers

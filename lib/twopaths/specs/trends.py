@@ -14,7 +14,7 @@ from functools import cache
 import yaml
 
 from ..errors import check_choice
-from . import HERE, ModelSpec
+from . import HERE, ModelSpec, model, model_ids
 
 ROUTES = ("compression", "sparse", "linear", "sliding window")
 
@@ -63,3 +63,10 @@ def attention_routes(spec: ModelSpec) -> dict[str, int]:
         elif g.kind == "indexer":    # a Lightning Indexer picks what to attend: V3.2's DSA, V4's CSA
             layers["sparse"] += g.layers
     return layers
+
+
+def routes(model_id: str) -> dict[str, int]:
+    """``attention_routes`` of a registry model, or the note's reading for a model without a config."""
+    if model_id in model_ids(include_reference=True):
+        return attention_routes(model(model_id))
+    return {r: note_entry(model_id)["routes"][r] for r in ROUTES}
