@@ -5,7 +5,9 @@
 (quantiles from the cumulative histogram, mean-centred bias, next bounds), and prints the best and
 median of ``R`` runs after one warm-up, against the 1 s target for one micro-batch. Larger batches are
 micro-batches accumulated into one histogram, as gradient accumulation does; the router's scores are
-made once, outside the timing (the update does not depend on their values' order).
+made once, outside the timing. One thread by default: the update is a few passes over memory, and on a
+CPU shared with other jobs extra OpenMP threads mostly wait for each other. The CPU time of the process is
+printed too: on a shared CPU, wall time includes waiting for a core.
 """
 
 from __future__ import annotations
@@ -24,8 +26,9 @@ MICRO_BATCH = 65_536
 EXPERTS, TOP_K, BINS = 896, 16, 1000
 
 
-def time_update(micro_batches: int, bins: int = BINS, repeats: int = 3, seed: int = 0) -> list[tuple[float, float]]:
-    """(observe seconds, step seconds) of each of ``repeats`` updates over ``micro_batches`` x 65,536 tokens."""
+def time_update(micro_batches: int, bins: int = BINS, repeats: int = 3, seed: int = 0) -> list[tuple[float, float, float]]:
+    """(observe seconds, step seconds, CPU seconds of the process) of each of ``repeats`` updates over
+    ``micro_batches`` x 65,536 tokens. CPU seconds count every thread and exclude waiting for a shared CPU."""
     check_int("micro_batches", micro_batches, minimum=1)
     check_int("repeats", repeats, minimum=1)
     gen = torch.Generator().manual_seed(seed)
@@ -33,13 +36,13 @@ def time_update(micro_batches: int, bins: int = BINS, repeats: int = 3, seed: in
     out = []
     for i in range(repeats + 1):                            # the first run warms the allocator and threads
         qb = QuantileBalancer(EXPERTS, TOP_K, bins)
-        start = time.perf_counter()
+        cpu, start = time.process_time(), time.perf_counter()
         for _ in range(micro_batches):
             qb.observe(scores)
         mid = time.perf_counter()
         qb.step()
         if i:
-            out.append((mid - start, time.perf_counter() - mid))
+            out.append((mid - start, time.perf_counter() - mid, time.process_time() - cpu))
     return out
 
 
@@ -48,7 +51,7 @@ def main(argv=None) -> None:
     parser.add_argument("--micro-batches", type=int, nargs="+", default=[1, 4, 16],
                         help="65,536-token micro-batches per update (16 = 1,048,576 tokens)")
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--threads", type=int, default=torch.get_num_threads(), help="torch CPU threads")
+    parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--bins", type=int, default=BINS)
     args = parser.parse_args(argv)
     torch.set_num_threads(check_int("threads", args.threads, minimum=1))
@@ -58,11 +61,13 @@ def main(argv=None) -> None:
     base = None
     for n in counts:
         runs = time_update(n, args.bins, args.repeats)
-        totals = [a + b for a, b in runs]
+        totals = [a + b for a, b, _ in runs]
         best, median = min(totals), statistics.median(totals)
-        step = statistics.median(b for _, b in runs)
+        step = statistics.median(b for _, b, _ in runs)
+        cpu = statistics.median(c for _, _, c in runs)
         line = (f"{n * MICRO_BATCH:>10,} tokens: best {best:7.3f} s, median {median:7.3f} s "
-                f"(of which quantiles+bias {step * 1e3:6.1f} ms), {n * MICRO_BATCH / best / 1e6:6.2f} M tokens/s")
+                f"(of which quantiles+bias {step * 1e3:6.1f} ms; CPU time {cpu:6.2f} s), "
+                f"{n * MICRO_BATCH / best / 1e6:6.2f} M tokens/s")
         if n == 1:
             line += f"; median/target = {median / TARGET_S:.3f}"
         base = base or (n, median)

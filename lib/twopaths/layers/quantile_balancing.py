@@ -62,23 +62,26 @@ def check_bounds(bounds) -> tuple[float, float]:
 
 
 def histogram(scores: torch.Tensor, bias: torch.Tensor, top_k: int, bins: int, bounds,
-              chunk: int = 65536) -> torch.Tensor:
-    """Counts [E, bins] of the residuals binned as floor((x - lo) * bins / (hi - lo)), clamped to the edges.
+              chunk: int = 4096) -> torch.Tensor:
+    """Counts [E, bins] (int32) of the residuals binned as floor((x - lo) * bins / (hi - lo)), clamped
+    to the edges.
 
-    Tokens go ``chunk`` at a time; the chunks' histograms add, as ranks' do under an all-reduce.
+    Tokens go ``chunk`` at a time, so the temporaries stay in cache; the chunks' histograms add, as
+    ranks' do under an all-reduce.
     """
     bins = check_int("bins", bins, minimum=1)
     lo, hi = check_bounds(bounds)
     T, E = scores.shape
     scale = bins / (hi - lo)
     offsets = torch.arange(E, dtype=torch.int32, device=scores.device) * bins   # expert j owns cells [j*bins, (j+1)*bins)
-    hist = torch.zeros(E * bins, dtype=torch.int64, device=scores.device)
+    hist = torch.zeros(E * bins, dtype=torch.int32, device=scores.device)      # int32, as Megatron all-reduces it
     for start in range(0, T, chunk):
         s = scores[start:start + chunk]
         alpha = admission_cutoff(s, bias, top_k)
         # (alpha - s - lo) * scale in one pass; clamped to [0, bins - 1], truncation is the floor
         cell = torch.sub(((alpha - lo) * scale)[:, None], s, alpha=scale).clamp_(0, bins - 1).int()
-        hist += torch.bincount((cell + offsets).view(-1), minlength=E * bins)
+        cell = (cell + offsets).view(-1)
+        hist.index_add_(0, cell, torch.ones_like(cell))
     return hist.view(E, bins)
 
 
@@ -87,13 +90,13 @@ def bias_from_histogram(hist: torch.Tensor, bounds, top_k: int, margin: float = 
     lo, hi = check_bounds(bounds)
     E, bins = hist.shape
     check_top_k(top_k, E, strict=True)
-    cum = hist.double().cumsum(1)
+    cum = hist.long().cumsum(1)                                      # exact counts
     if (cum[:, -1] <= 0).any():
         raise ParameterError("hist", "an expert with no counts", "at least one count per expert")
-    target = cum[:, -1:] * (top_k / E)                               # [E, 1]
-    i = torch.searchsorted(cum, target).clamp_(max=bins - 1)         # first bin whose cumulative count reaches it
-    count = hist.double().gather(1, i)
-    frac = (target - (cum.gather(1, i) - count)) / count             # how far into that bin
+    target = cum[:, -1:].double() * (top_k / E)                      # [E, 1], fractional
+    i = torch.searchsorted(cum, target.ceil().long()).clamp_(max=bins - 1)   # first bin whose count reaches it
+    count = hist.gather(1, i).double()
+    frac = (target - (cum.gather(1, i).double() - count)) / count    # how far into that bin
     b = (lo + (i + frac) * (hi - lo) / bins).squeeze(1).float()
     b = b - b.mean()
     return b, (b.min().item() - margin, b.max().item() + margin)
