@@ -123,3 +123,10 @@ def test_bad_input(raises_param):
     raises_param("bounds", qb.bias_from_histogram, torch.ones(4, 3), (0, 0), 1)
     raises_param("hist", qb.bias_from_histogram, torch.zeros(4, 3), (0, 1), 1)
     raises_param("bins", qb.allreduce_bytes, 896, 0, 8)
+    raises_param("chunk", qb.histogram, s, b, 1, 10, (-1, 1), 0)
+
+
+def test_step_needs_an_observation():
+    bal = qb.QuantileBalancer(4, 1, bins=8)
+    with pytest.raises(RuntimeError):
+        bal.step()

@@ -70,6 +70,7 @@ def histogram(scores: torch.Tensor, bias: torch.Tensor, top_k: int, bins: int, b
     ranks' do under an all-reduce.
     """
     bins = check_int("bins", bins, minimum=1)
+    check_int("chunk", chunk, minimum=1)
     lo, hi = check_bounds(bounds)
     T, E = scores.shape
     scale = bins / (hi - lo)
@@ -106,7 +107,7 @@ class QuantileBalancer:
     """Accumulate micro-batches, then update the bias once: exact (``bins=None``) or by histogram.
 
     ``observe(scores)`` takes one micro-batch's unbiased scores [T, E]; ``step()`` sets and returns the
-    new bias. Exact mode keeps every residual (what gathering the scores would move); histogram mode
+    new bias. Exact mode keeps every score (what gathering the scores would move); histogram mode
     keeps ``E x bins`` counts (what the all-reduce moves).
     """
 
@@ -126,6 +127,8 @@ class QuantileBalancer:
             self._hist = h if self._hist is None else self._hist + h
 
     def step(self) -> torch.Tensor:
+        if not self._scores and self._hist is None:
+            raise RuntimeError("step() needs at least one observe() since the last step")
         if self.bins is None:
             self.bias = exact_bias(torch.cat(self._scores), self.bias, self.top_k)
         else:
