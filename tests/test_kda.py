@@ -30,12 +30,11 @@ FLA_GDN = _fla("ops/gated_delta_rule/naive.py")
 
 
 def inputs(B, T, H, K, V, gate, seed, state=False, scalar_gate=False):
-    """Random inputs as the layer produces them: unit q and k, beta after a sigmoid, g <= 0."""
-    gen = torch.Generator().manual_seed(seed)
-    rand = lambda *s: torch.randn(*s, generator=gen)  # noqa: E731
-    q, k = kda.l2_normalise(rand(B, T, H, K)), kda.l2_normalise(rand(B, T, H, K))
-    v, beta = rand(B, T, H, V), torch.sigmoid(rand(B, T, H))
+    """Random inputs as the layer produces them (``kda.random_inputs``), with the gate drawn three ways."""
+    q, k, v, _, beta = kda.random_inputs(B, T, H, K, V, seed=seed)
+    gen = torch.Generator().manual_seed(seed + 1)
     gshape = (B, T, H) if scalar_gate else (B, T, H, K)
+    rand = lambda *s: torch.randn(*s, generator=gen)  # noqa: E731
     g = {"bounded": -5 * torch.sigmoid(rand(*gshape)),                   # K3's gate, anywhere in (-5, 0)
          "near-bound": -5 * torch.sigmoid(4 + rand(*gshape)),            # most channels within 0.1 of -5
          "steep": -20 * torch.rand(*gshape, generator=gen)}[gate]       # past the bound: pairwise tiles
@@ -181,6 +180,15 @@ def test_tile_factor_exponents():
     assert worst.shape == (2, 3)
     assert torch.allclose(worst[:, 1], -g[:, 16:32].sum(-2).min(-1).values)
     assert (kda.tile_factor_exponents(torch.full((1, 32, 2), -5.0), 16) == 80).all()
+
+
+def test_benchmark_runs_and_reports_both_ratios(capsys):
+    from twopaths.bench import kda as bench
+
+    ratios = bench.main(["--tokens", "128", "--heads", "2", "--dim", "16", "--repeats", "1"])
+    assert set(ratios) == {"recurrent / chunked", "fla naive chunk / chunked"}
+    out = capsys.readouterr().out
+    assert "recurrent / chunked" in out and "fla naive chunk / chunked" in out
 
 
 # --- bad input ------------------------------------------------------------------------------------

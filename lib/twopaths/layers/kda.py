@@ -181,6 +181,23 @@ def gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None, chunk_siz
     return kda_chunked(q, k, v, g[..., None].expand(q.shape), beta, scale, initial_state, chunk_size)
 
 
+def l2_normalise(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
+    """x / sqrt(sum x^2 + eps): eps inside the root, as fla's kernels do (F.normalize clamps instead)."""
+    return x / torch.sqrt((x * x).sum(-1, keepdim=True) + eps)
+
+
+def random_inputs(batch: int, tokens: int, heads: int, head_dim_k: int, head_dim_v: int,
+                  lower_bound: float = -5.0, seed: int = 0, device=None):
+    """(q, k, v, g, beta) as K3's layer hands them to the kernel: unit-norm q and k, v ~ N(0, 1),
+    g = lower_bound * sigmoid(N(0, 1)) and beta = sigmoid(N(0, 1)); drawn on the CPU from ``seed``."""
+    gen = torch.Generator().manual_seed(seed)
+    rand = lambda *s: torch.randn(*s, generator=gen)   # noqa: E731
+    shape = (batch, tokens, heads, head_dim_k)
+    q, k = l2_normalise(rand(*shape)), l2_normalise(rand(*shape))
+    v, g = rand(batch, tokens, heads, head_dim_v), lower_bound * torch.sigmoid(rand(*shape))
+    return tuple(x.to(device) for x in (q, k, v, g, torch.sigmoid(rand(batch, tokens, heads))))
+
+
 # --- why K3 bounds the gate -------------------------------------------------------------------------
 
 def tile_factor_exponents(g: torch.Tensor, tile: int = TILE) -> torch.Tensor:
@@ -206,11 +223,6 @@ def largest_safe_gate(tile: int, dtype: torch.dtype) -> float:
 
 
 # --- the layer --------------------------------------------------------------------------------------
-
-def l2_normalise(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
-    """x / sqrt(sum x^2 + eps): eps inside the root, as fla's kernels do (F.normalize clamps instead)."""
-    return x / torch.sqrt((x * x).sum(-1, keepdim=True) + eps)
-
 
 def _projection(d_in: int, d_out: int, rank: int | None) -> nn.Module:
     """A full-rank map (K3: use_full_rank_gate) or the low-rank pair Kimi Linear uses."""
