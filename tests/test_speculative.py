@@ -231,6 +231,22 @@ def test_draft_costs_from_the_config():
     assert 0 < d.cost_ratio(1) < 0.1
 
 
+def test_roofline_times():
+    from dataclasses import replace
+
+    from twopaths import specs
+
+    d, h200 = sp.draft_costs("deepseek-v4-pro", 8192, "fp8"), specs.gpu("h200")
+    endless = replace(h200, fp8_flops=float("inf"), bf16_flops=float("inf"))
+    assert d.verify_ratio(8, 3, endless) == pytest.approx(d.verify_ratio(8, 3))         # bandwidth alone
+    assert d.cost_ratio(8, endless) == pytest.approx(d.cost_ratio(8))
+    starved = replace(h200, fp8_flops=1e9, bf16_flops=1e9)                               # compute alone
+    assert d.verify_ratio(8, 3, starved) == pytest.approx(4.0)                           # gamma + 1 tokens of work
+    assert d.cost_ratio(8, starved) == pytest.approx((d.mtp_weight_flops + d.mtp_attn_flops)
+                                                     / (d.weight_flops + d.attn_flops))
+    assert d.target_seconds(h200, 1) >= d.target_step(1) / h200.hbm_bandwidth
+
+
 def test_draft_costs_refuse_a_model_without_mtp(raises_param):
     raises_param("model_id", sp.draft_costs, "kimi-k3", 4096)
     raises_param("context", sp.draft_costs, "deepseek-v3", 0)
