@@ -209,3 +209,21 @@ def test_bad_input(raises_param):
     allowed = torch.ones(1, 2, 2, dtype=torch.bool)
     raises_param("k", attend, q, kv, kv, allowed, 1.0)                      # 3 KV heads for 4 query heads
     raises_param("sinks", attend, q, kv[:, :, :1], kv[:, :, :1], allowed, 1.0, torch.zeros(3))
+
+
+def test_training_teaches_the_indexer_without_touching_the_rest():
+    """Top-k passes no gradient: the indexer learns only from its distillation loss, fed detached
+    inputs, so the attention's own gradients are the same with or without it."""
+    torch.manual_seed(6)
+    x = torch.randn(2, 40, D)
+    grads = {}
+    for weight in (0.0, 1.0):
+        torch.manual_seed(7)
+        layer = CSA(D, 4, heads=H, head_dim=HEAD, window=WIN, rope_dim=ROPE, topk=2, index_dim=ID, index_loss=weight)
+        layer(x).square().mean().backward()
+        grads[weight] = {n: p.grad for n, p in layer.named_parameters()}
+    for name, g in grads[0.0].items():
+        if name.startswith("indexer."):
+            assert g is None and grads[1.0][name] is not None and grads[1.0][name].abs().sum() > 0, name
+        else:
+            torch.testing.assert_close(grads[1.0][name], g, rtol=0, atol=0)

@@ -79,3 +79,13 @@ def test_bad_input(raises_param):
     raises_param("topk", DSA, D, topk=0)
     raises_param("heads", DSA, D, heads=0)
     raises_param("rope_dim", DSA, D, rope_dim=40, index_dim=32)          # the indexer rotates as many channels
+
+
+def test_training_teaches_the_indexer():
+    layer, x = _layer(3), torch.randn(2, 30, D)
+    layer(x).square().mean().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in layer.indexer.parameters())
+    layer.zero_grad(set_to_none=True)
+    layer.index_loss = 0.0
+    layer(x).square().mean().backward()
+    assert all(p.grad is None for p in layer.indexer.parameters())

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import torch
 
-from ..errors import ParameterError, check_int
+from ..errors import ParameterError, check_int, check_real
 from ..specs import CacheGroup
 from .compressor import KVCompressor
-from .indexer import LightningIndexer, gather_picks, selected
+from .indexer import LightningIndexer, causal_topk, distill_loss, gather_picks, selected, with_loss
 from .window import AttentionCache, WindowAttention, window_mask
 
 
@@ -47,15 +47,17 @@ class HCA(WindowAttention):
         seen = torch.arange(entries.shape[1], device=x.device)[None, :] < ((pos + 1) // self.ratio)[:, None]
         return entries, seen[None].expand(x.shape[0], -1, -1)
 
+    def _entry_attention(self, c_q, pos, entries, seen) -> torch.Tensor:
+        logits = torch.einsum("bthd,bsd->bhts", self.queries(c_q, pos), entries) * self.head_dim ** -0.5
+        p = torch.softmax(logits.masked_fill(~seen[:, None], float("-inf")), dim=-1).nan_to_num(0.0)
+        return p.mean(1)
+
     def entry_probs(self, x: torch.Tensor) -> torch.Tensor:
         """Dense attention over the compressed entries alone, averaged over heads: [B, T, S], rows
         summing to 1 over what each query sees (0 where it sees none). CSA's indexer learns this."""
         pos = torch.arange(x.shape[1], device=x.device)
         c_q = self.q_norm(self.wq_a(x))
-        entries, seen = HCA.compressed(self, x, c_q, pos, None)
-        logits = torch.einsum("bthd,bsd->bhts", self.queries(c_q, pos), entries) * self.head_dim ** -0.5
-        p = torch.softmax(logits.masked_fill(~seen[:, None], float("-inf")), dim=-1).nan_to_num(0.0)
-        return p.mean(1)
+        return self._entry_attention(c_q, pos, *HCA.compressed(self, x, c_q, pos, None))
 
 
 class CSA(HCA):
@@ -64,8 +66,9 @@ class CSA(HCA):
     overlap = True
 
     def __init__(self, d_model: int, ratio: int = 4, *, topk: int = 64, index_heads: int = 4, index_dim: int = 32,
-                 **kw):
+                 index_loss: float = 1.0, **kw):
         super().__init__(d_model, ratio, **kw)
+        self.index_loss = check_real("index_loss", index_loss, minimum=0)
         self.indexer = LightningIndexer(d_model, self.wq_a.out_features, index_heads, index_dim, topk, ratio,
                                         self.rope_dim, self.rope_theta, self.eps)
 
@@ -78,9 +81,15 @@ class CSA(HCA):
         return super().cache_groups() + [CacheGroup("indexer", 1, {"ratio": self.ratio, "index_dim": self.indexer.dim})]
 
     def compressed(self, x, c_q, pos, cache):
-        entries, _ = super().compressed(x, c_q, pos, cache)
-        picks = self.indexer(x, c_q, pos, None if cache is None else cache.indexer)      # [B, T, topk]
-        return gather_picks(entries, picks)
+        """The picked entries. Training, the indexer (fed detached inputs, as in V3.2) also learns to
+        match the layer's dense attention over the entries (``index_loss`` weighs that KL)."""
+        entries, seen = super().compressed(x, c_q, pos, cache)
+        scores = self.indexer.scores(x.detach(), c_q.detach(), pos, None if cache is None else cache.indexer)
+        visible = self.indexer.visible(pos)
+        if self.training and torch.is_grad_enabled() and self.index_loss:
+            target = self._entry_attention(c_q, pos, entries, seen).detach()
+            entries = with_loss(entries, self.index_loss * distill_loss(scores, target, visible))
+        return gather_picks(entries, causal_topk(scores, visible, self.indexer.topk))
 
 
 @torch.no_grad()

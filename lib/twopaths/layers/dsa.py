@@ -8,7 +8,8 @@ plus a rope part, with the latent doubling as the value (``[c | k_r]`` as key, `
     q_h = [W_qc,h c_q | RoPE_t(W_qr,h c_q)],    c_q = RMSNorm(W_qa x_t)   (W_UK absorbed into W_qc)
     y_t = W_o [ sum_{s in topk(t)} softmax_s(q_h . k_s / sqrt(d_c + d_r)) c_s ]_h   (W_UV absorbed)
 
-Its cache per token is MLA's: d_c + d_r values, plus the indexer's key.
+Its cache per token is MLA's: d_c + d_r values, plus the indexer's key. Top-k passes no gradient:
+in training the indexer, fed detached inputs, learns to match the dense attention (V3.2's KL).
 """
 
 from __future__ import annotations
@@ -18,8 +19,8 @@ from torch import nn
 
 from ..errors import check_int, check_real
 from ..specs import CacheGroup
-from .indexer import LightningIndexer, gather_picks
-from .window import AttentionCache, attend, rope
+from .indexer import LightningIndexer, causal_topk, distill_loss, gather_picks, with_loss
+from .window import AttentionCache, attend, rope, window_mask
 
 
 class DSA(nn.Module):
@@ -27,7 +28,7 @@ class DSA(nn.Module):
 
     def __init__(self, d_model: int, heads: int = 4, latent_dim: int = 64, rope_dim: int = 16, q_rank: int | None = None,
                  topk: int = 64, index_heads: int = 4, index_dim: int = 32, rope_theta: float = 10_000.0,
-                 eps: float = 1e-6):
+                 index_loss: float = 1.0, eps: float = 1e-6):
         super().__init__()
         check_int("d_model", d_model, minimum=1)
         self.heads, self.latent_dim = check_int("heads", heads, minimum=1), check_int("latent_dim", latent_dim, minimum=1)
@@ -40,6 +41,7 @@ class DSA(nn.Module):
         self.wr = nn.Linear(d_model, rope_dim, bias=False)
         self.wo = nn.Linear(heads * latent_dim, d_model, bias=False)
         self.indexer = LightningIndexer(d_model, q_rank, index_heads, index_dim, topk, 1, rope_dim, rope_theta, eps)
+        self.index_loss = check_real("index_loss", index_loss, minimum=0)   # weight of its distillation, training
 
     def new_cache(self) -> AttentionCache:
         return AttentionCache(None, indexer=self.indexer.new_state())
@@ -58,8 +60,14 @@ class DSA(nn.Module):
         if cache is not None:
             k = cache.raw = k if cache.raw is None else torch.cat([cache.raw, k], 1)
             cache.length += T
-        picks = self.indexer(x, c_q, pos, None if cache is None else cache.indexer)      # [B, T, topk], causal
-        k, seen = gather_picks(k, picks)
+        scale = (self.latent_dim + self.rope_dim) ** -0.5
+        scores = self.indexer.scores(x.detach(), c_q.detach(), pos, None if cache is None else cache.indexer)
+        visible = self.indexer.visible(pos)
+        if self.training and torch.is_grad_enabled() and self.index_loss:     # the indexer learns dense attention
+            causal = window_mask(pos, torch.arange(k.shape[1], device=x.device), None)
+            logits = torch.einsum("bthd,bsd->bhts", q, k).mul(scale).masked_fill(~causal, float("-inf"))
+            k = with_loss(k, self.index_loss * distill_loss(scores, torch.softmax(logits, -1).mean(1).detach(), visible))
+        k, seen = gather_picks(k, causal_topk(scores, visible, self.indexer.topk))
         k = k[:, :, None]                                                                 # one shared head
-        o = attend(q, k, k[..., :self.latent_dim], seen, (self.latent_dim + self.rope_dim) ** -0.5)
+        o = attend(q, k, k[..., :self.latent_dim], seen, scale)
         return self.wo(o.flatten(2))

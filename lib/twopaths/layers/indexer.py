@@ -83,6 +83,25 @@ def distill_loss(scores: torch.Tensor, p: torch.Tensor, visible: torch.Tensor) -
     return kl[:, visible > 0].mean()
 
 
+class _AttachLoss(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, loss):
+        ctx.save_for_backward(loss)
+        return x.view_as(x)
+
+    @staticmethod
+    def backward(ctx, grad):
+        (loss,) = ctx.saved_tensors
+        return grad, torch.ones_like(loss)
+
+
+def with_loss(x: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
+    """x unchanged; in backward, ``loss`` also gets gradient 1, as if it were added to the loss of
+    whatever x feeds. How a layer trains its indexer inside any model: top-k passes no gradient, so
+    the indexer learns from ``distill_loss`` alone (as MoE code adds its balance loss)."""
+    return _AttachLoss.apply(x, loss)
+
+
 class LightningIndexer(nn.Module):
     """Pick ``topk`` entries per query from the query latent c_q [B, T, q_rank] and x [B, T, d_model].
 
