@@ -8,6 +8,7 @@ import torch
 from hypothesis import given, strategies as st
 from scipy import stats
 
+from twopaths.calc import drafting
 from twopaths.layers import speculative as sp
 
 SIGNIFICANCE = 1e-3    # a seeded chi-square test fails when p < SIGNIFICANCE
@@ -209,19 +210,19 @@ def test_bad_input(raises_param):
     raises_param("tokens_per_pass", sp.speedup, 3.5, 2, 0.1)
 
 
-# --- bandwidth-bound costs -----------------------------------------------------------------------------
+# --- what drafting and verifying cost (calc.drafting) -----------------------------------------------------------------------------
 
 def test_draft_costs_from_the_config():
     from twopaths import specs
-    from twopaths.calc import params
+    from twopaths.calc import params, weights
 
-    d = sp.draft_costs("deepseek-v3", 4096, "fp8")
+    d = drafting.draft_costs("deepseek-v3", 4096, "fp8")
     c = specs.model("deepseek-v3").raw["config"]
     assert (d.experts, d.top_k) == (c["n_routed_experts"], c["num_experts_per_tok"])
     # the MTP layer's routed experts: all n_routed_experts experts of one MoE layer
     per_expert = 3 * c["hidden_size"] * c["moe_intermediate_size"]
     mtp = params.param_counts("deepseek-v3").component("MTP")
-    assert d.mtp_routed / (d.mtp_routed + d.mtp_fixed - sp.weight_bytes("deepseek-v3")["head"]) == \
+    assert d.mtp_routed / (d.mtp_routed + d.mtp_fixed - weights.weight_bytes("deepseek-v3")["head"]) == \
         pytest.approx(c["n_routed_experts"] * per_expert / mtp.params, rel=1e-12)
     # one token reads top_k / E of the experts; E tokens' worth of draws read nearly all of them
     assert d.target_step(1) == pytest.approx(d.fixed + d.routed * c["num_experts_per_tok"] / c["n_routed_experts"] + d.kv)
@@ -236,7 +237,7 @@ def test_roofline_times():
 
     from twopaths import specs
 
-    d, h200 = sp.draft_costs("deepseek-v4-pro", 8192, "fp8"), specs.gpu("h200")
+    d, h200 = drafting.draft_costs("deepseek-v4-pro", 8192, "fp8"), specs.gpu("h200")
     endless = replace(h200, fp8_flops=float("inf"), bf16_flops=float("inf"))
     assert d.verify_ratio(8, 3, endless) == pytest.approx(d.verify_ratio(8, 3))         # bandwidth alone
     assert d.cost_ratio(8, endless) == pytest.approx(d.cost_ratio(8))
@@ -248,5 +249,5 @@ def test_roofline_times():
 
 
 def test_draft_costs_refuse_a_model_without_mtp(raises_param):
-    raises_param("model_id", sp.draft_costs, "kimi-k3", 4096)
-    raises_param("context", sp.draft_costs, "deepseek-v3", 0)
+    raises_param("model_id", drafting.draft_costs, "kimi-k3", 4096)
+    raises_param("context", drafting.draft_costs, "deepseek-v3", 0)
