@@ -57,6 +57,11 @@ class ModelSpec:
     state_dtype: str | None = None
     raw: dict = field(default_factory=dict, repr=False, compare=False)
 
+    @property
+    def config(self) -> dict:
+        """The verbatim excerpt of the model's public config.json (dotted keys for nested ones)."""
+        return self.raw.get("config", {})
+
 
 @dataclass(frozen=True)
 class GPUSpec:
