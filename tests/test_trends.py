@@ -41,20 +41,20 @@ def test_release_dates():
 
 def test_attention_routes_follow_the_configs():
     k3 = specs.model("kimi-k3")
-    c = k3.raw["config"]
+    c = k3.config
     assert trends.attention_routes(k3) == {"compression": len(c["linear_attn_config.full_attn_layers"]), "sparse": 0,
                                            "linear": len(c["linear_attn_config.kda_layers"]), "sliding window": 0}
     for m in ("deepseek-v4-pro", "deepseek-v4-flash"):
-        c = specs.model(m).raw["config"]
+        c = specs.model(m).config
         L = c["num_hidden_layers"]
         ratios = c["compress_ratios"][:L]
         routes = trends.attention_routes(specs.model(m))
         assert routes == {"compression": sum(r > 0 for r in ratios), "sparse": ratios.count(4),
                           "linear": 0, "sliding window": L}
     v3 = specs.model("deepseek-v3")
-    assert trends.attention_routes(v3)["compression"] == v3.raw["config"]["num_hidden_layers"]
+    assert trends.attention_routes(v3)["compression"] == v3.config["num_hidden_layers"]
     v32 = specs.model("deepseek-v3.2")
-    assert trends.attention_routes(v32)["sparse"] == v32.raw["config"]["num_hidden_layers"]
+    assert trends.attention_routes(v32)["sparse"] == v32.config["num_hidden_layers"]
 
 
 def test_published_figures_name_their_source():

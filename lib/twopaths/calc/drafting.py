@@ -95,7 +95,7 @@ def draft_costs(model_id: str, context: int, kv_dtype=None) -> DraftCosts:
     The MTP layer's cache read and attention FLOPs are taken as one average layer of the main model's.
     """
     spec = model(model_id)
-    c = spec.raw["config"]
+    c = spec.config
     counts = param_counts(spec)
     mtp = counts.component("MTP")
     if not mtp.params:
