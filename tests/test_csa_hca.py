@@ -227,3 +227,16 @@ def test_training_teaches_the_indexer_without_touching_the_rest():
             assert g is None and grads[1.0][name] is not None and grads[1.0][name].abs().sum() > 0, name
         else:
             torch.testing.assert_close(grads[1.0][name], g, rtol=0, atol=0)
+
+
+def test_benchmark_fills_caches_as_decoding_would():
+    """The decode benchmark builds its caches directly; they must hold what a real prefill leaves."""
+    from twopaths.bench import csa as bench
+
+    dense, csa = bench.layers(d_model=64, heads=2, head_dim=128, topk=8)
+    for layer in (dense, csa):
+        for tokens in (5, 1_001):
+            cache = bench.filled_cache(layer, tokens)
+            assert cache.parts() == kv.kv_breakdown(cache_spec(layer), tokens, "fp32")
+            assert cache.length == tokens
+        assert len(bench.time_decode(layer, 1_001, repeats=2)) == 2
