@@ -151,14 +151,17 @@ def test_decoding_with_the_cache_continues_the_prefill():
     assert _close(torch.cat(steps, 1), full) < TOL
 
 
-@pytest.mark.parametrize("heads,K,V,kernel", [(2, 8, 12, 4), (3, 16, 16, 1), (1, 4, 32, 2)])
-def test_cache_bytes_equal_the_calculator(heads, K, V, kernel):
+@pytest.mark.parametrize("heads,K,V,kernel,state,conv", [(2, 8, 12, 4, "fp32", "fp32"), (3, 16, 16, 1, "bf16", "fp32"),
+                                                         (1, 4, 32, 2, "fp32", "bf16")])
+def test_cache_bytes_equal_the_calculator(heads, K, V, kernel, state, conv):
+    dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}
     layer = kda.KDA(16, heads, K, head_dim_v=V, conv_kernel=kernel)
-    cache = layer.new_cache(1)
+    cache = layer.new_cache(1, dtype[state], dtype[conv])
     with torch.no_grad():
         for t in range(3):                       # the cache does not grow as tokens arrive
             layer(torch.randn(1, 1 + t, 16), cache)
-            assert cache.nbytes == kv.kda_state_bytes(heads, K, V, "fp32", kernel, "fp32")
+            assert cache.nbytes == kv.kda_state_bytes(heads, K, V, state, kernel, conv)
+            assert cache.state.dtype == dtype[state] and cache.conv.dtype == dtype[conv]
 
 
 # --- why the lower bound --------------------------------------------------------------------------
@@ -185,10 +188,10 @@ def test_tile_factor_exponents():
 def test_benchmark_runs_and_reports_both_ratios(capsys):
     from twopaths.bench import kda as bench
 
-    ratios = bench.main(["--tokens", "128", "--heads", "2", "--dim", "16", "--repeats", "1"])
-    assert set(ratios) == {"recurrent / chunked", "fla naive chunk / chunked"}
+    ratios = bench.main(["--tokens", "128", "--heads", "2", "--dim", "16", "--repeats", "1", "--chunks", "64", "48"])
+    assert set(ratios) == {"recurrent / chunked, chunk 64", "fla naive / chunked, chunk 64", "recurrent / chunked, chunk 48"}
     out = capsys.readouterr().out
-    assert "recurrent / chunked" in out and "fla naive chunk / chunked" in out
+    assert all(name in out for name in ratios) and all(r > 0 for r in ratios.values())
 
 
 # --- bad input ------------------------------------------------------------------------------------

@@ -32,7 +32,9 @@ from torch import nn
 from ..errors import ParameterError, check_int, check_real
 
 TILE = 16              # tokens per diagonal tile inside a chunk, as K3's kernels use
-SAFE_EXPONENT = 60.0   # |log factor| allowed in a factored tile: e^60 ~ 1e26 leaves float32 headroom
+LOG2E = 1.4426950408889634   # the chunked form works in base 2: exp2 is several times faster than exp
+SAFE_BITS = 86.0       # |log2 factor| allowed in a factored tile: 2^86 ~ 1e26 leaves float32 headroom
+FLOOR_BITS = -58.0     # retention factors below 2^-58 (3e-18) are kept at 2^-58, see _decay
 
 
 # --- checks ----------------------------------------------------------------------------------------
@@ -89,6 +91,13 @@ def kda_recurrent(q, k, v, g, beta, scale=None, initial_state=None):
 
 # --- the chunked form -------------------------------------------------------------------------------
 
+def _decay(log2_factor: torch.Tensor) -> torch.Tensor:
+    """2^x for x <= 0, with x floored at FLOOR_BITS. Past 2^-126 float32 turns subnormal, which both
+    exp2 and every product after it handle many times slower; a factor under 3e-18 (or a product of
+    two) is invisible next to the O(1) terms it is added to, so the floor changes no result above 1e-17."""
+    return log2_factor.clamp_min(FLOOR_BITS).exp2()
+
+
 def _tile(chunk: int) -> int:
     """The diagonal tile: halve the chunk while it is even and above TILE tokens."""
     while chunk > TILE and chunk % 2 == 0:
@@ -96,39 +105,46 @@ def _tile(chunk: int) -> int:
     return chunk
 
 
-def intra_chunk_scores(q, k, G):
+def intra_chunk_scores(q, k, G, steepest: float):
     """A_kk[i, j] = sum_d k_id k_jd e^(G_id - G_jd) for j < i, and A_qk the same with q_i for j <= i.
 
-    q, k, G: [..., C, K], G the inclusive cumulative log-retention inside the chunk. e^(G_i - G_j)
-    is split as e^(G_i - G_r) e^(G_r - G_j) so that each score is a matrix product. Off the diagonal
-    tiles the pivot r is the boundary between the two halves, so both exponents are <= 0 and nothing
-    can overflow. Inside a diagonal tile the pivot is the tile's middle token; the factors then stay
-    finite only while the decay within the tile is bounded (K3's lower bound on g guarantees it), and
-    a tile where they might not is computed pair by pair instead.
+    q, k, G: [..., C, K], G the inclusive cumulative log2-retention inside the chunk; ``steepest`` the
+    largest -g in the input, in bits. 2^(G_i - G_j) is split as 2^(G_i - G_r) 2^(G_r - G_j) so that each block
+    of scores is a matrix product. Off the diagonal tiles the pivot r is the boundary between two
+    halves, so both exponents are <= 0 and nothing can overflow. Inside a diagonal tile the pivot is
+    the tile's middle token; the factors then stay finite only while the decay within the tile is
+    bounded (K3's lower bound on g guarantees it), and a tile where they might not is computed pair by
+    pair instead.
     """
     *lead, C, K = k.shape
-    x = torch.stack([k, q])                                        # [2, ..., C, K]
-    A = x.new_zeros(2, *lead, C, C)
+    A_kk, A_qk = k.new_zeros(*lead, C, C), k.new_zeros(*lead, C, C)
     m, tile = C, _tile(C)
     while m > tile:                                                # halves of blocks of m tokens
         n, h = C // m, m // 2
-        xs, ks, Gs = x.view(2, *lead, n, m, K), k.view(*lead, n, m, K), G.view(*lead, n, m, K)
+        qs, ks, Gs = (x.view(*lead, n, m, K) for x in (q, k, G))
         r = Gs[..., h - 1:h, :]                                    # last token of the first half
-        rows = xs[..., h:, :] * (Gs[..., h:, :] - r).exp()
-        cols = ks[..., :h, :] * (r - Gs[..., :h, :]).exp()
-        blocks = A.view(2, *lead, n, m, n, m).diagonal(dim1=-4, dim2=-2)   # [2, ..., m, m, n]
-        blocks[..., h:, :h, :] = (rows @ cols.transpose(-1, -2)).movedim(-3, -1)
+        below, cols = _decay(Gs[..., h:, :] - r), ks[..., :h, :] * _decay(r - Gs[..., :h, :])
+        for A, x in ((A_kk, ks), (A_qk, qs)):
+            scores = (x[..., h:, :] * below) @ cols.mT                # [..., n, h, h]
+            for b in range(n):                                     # second half's rows, first half's columns
+                A[..., b * m + h:(b + 1) * m, b * m:b * m + h] = scores[..., b, :, :]
         m = h
     n = C // m
-    xs, ks, Gs = x.view(2, *lead, n, m, K), k.view(*lead, n, m, K), G.view(*lead, n, m, K)
+    qs, ks, Gs = (x.view(*lead, n, m, K) for x in (q, k, G))
     rel = Gs - Gs[..., m // 2:m // 2 + 1, :]                       # log factors from the tile's middle
-    diag = (xs * rel.exp()) @ (ks * (-rel).exp()).transpose(-1, -2)   # [2, ..., n, m, m]
-    unsafe = rel.abs().amax((-2, -1)) > SAFE_EXPONENT
-    if unsafe.any():                                               # decay too steep to factor: pairwise
-        pair = (rel[unsafe][..., :, None, :] - rel[unsafe][..., None, :, :]).clamp(max=0).exp()
-        diag[:, unsafe] = torch.einsum("xmid,mjd,mijd->xmij", xs[:, unsafe], ks[unsafe], pair)
-    A.view(2, *lead, n, m, n, m).diagonal(dim1=-4, dim2=-2).copy_(diag.movedim(-3, -1))
-    return A[0].tril(-1), A[1].tril(0)
+    up, down = rel.exp2(), (-rel).exp2()
+    unsafe = None
+    if steepest * ((m + 1) // 2) > SAFE_BITS:                      # a tile may be too steep to factor
+        unsafe = rel.abs().amax((-2, -1)) > SAFE_BITS               # [..., n]
+        pair = _decay((rel[unsafe][..., :, None, :] - rel[unsafe][..., None, :, :]).clamp(max=0))
+    cols = (ks * down).mT
+    for A, x, diagonal in ((A_kk, ks, -1), (A_qk, qs, 0)):
+        tiles = ((x * up) @ cols).tril(diagonal)                    # [..., n, m, m]
+        if unsafe is not None and unsafe.any():
+            tiles[unsafe] = torch.einsum("mid,mjd,mijd->mij", x[unsafe], ks[unsafe], pair).tril(diagonal)
+        for b in range(n):
+            A[..., b * m:(b + 1) * m, b * m:(b + 1) * m] = tiles[..., b, :, :]
+    return A_kk, A_qk
 
 
 def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64):
@@ -149,21 +165,23 @@ def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64)
     pad = N * C - T
 
     def chunks(x):   # [B, T, H, ...] -> [B, H, N, C, ...], float32, zero-padded
-        x = x.float().transpose(1, 2)
-        x = F.pad(x, (0, 0, 0, pad)) if x.dim() == 4 else F.pad(x, (0, pad))
-        return x.reshape(B, H, N, C, *x.shape[3:])
+        x = F.pad(x.float(), (0, 0) * (x.dim() - 2) + (0, pad)) if pad else x.float()
+        return x.transpose(1, 2).reshape(B, H, N, C, *x.shape[3:])
 
-    q, k, v, g, beta = chunks(q * scale), chunks(k), chunks(v), chunks(g), chunks(beta)
-    G = g.cumsum(-2)                                               # [B, H, N, C, K]
-    A_kk, A_qk = intra_chunk_scores(q, k, G)
-    eG = G.exp()
-    lower = beta[..., None] * A_kk + torch.eye(C, device=q.device)
-    WU = torch.linalg.solve_triangular(lower, beta[..., None] * torch.cat([eG * k, v], -1),
-                                       upper=False, unitriangular=True)
-    W, U = WU.split([K, V], -1)                                    # [B, H, N, C, K], [..., C, V]
+    steepest = -LOG2E * g.min().item() if g.numel() else 0.0     # in bits
+    q, k, v, g, beta = chunks(q), chunks(k), chunks(v), chunks(g), chunks(beta)
+    G = (LOG2E * g).cumsum(-2)                                     # [B, H, N, C, K], log2-retention
+    A_kk, A_qk = intra_chunk_scores(q, k, G, steepest)
+    eG = _decay(G)
+    lower = beta[..., None] * A_kk
+    lower.diagonal(dim1=-2, dim2=-1).fill_(1)                      # I + Diag(beta) A_kk
+    # X^T lower^T = rhs^T is the same system in the memory order LAPACK wants (twice as fast here).
+    solve = lambda rhs: torch.linalg.solve_triangular(  # noqa: E731
+        lower.mT, rhs.mT, upper=True, left=False, unitriangular=True).mT
+    W, U = solve(beta[..., None] * eG * k), solve(beta[..., None] * v)   # [..., C, K], [..., C, V]
     G_end = G[..., -1:, :]                                         # [B, H, N, 1, K]
-    k_out = (k * (G_end - G).exp()).transpose(-1, -2)              # [B, H, N, K, C]
-    keep = G_end.exp().transpose(-1, -2)                           # [B, H, N, K, 1]
+    k_out = (k * _decay(G_end - G)).mT                             # [B, H, N, K, C]
+    keep = _decay(G_end).mT                                        # [B, H, N, K, 1]
 
     S = q.new_zeros(B, H, K, V) if initial_state is None else initial_state.float()
     S_in, V_new = [], []
@@ -171,7 +189,7 @@ def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64)
         S_in.append(S)
         V_new.append(U[:, :, n] - W[:, :, n] @ S)
         S = keep[:, :, n] * S + k_out[:, :, n] @ V_new[-1]
-    o = (q * eG) @ torch.stack(S_in, 2) + A_qk @ torch.stack(V_new, 2)   # [B, H, N, C, V]
+    o = (A_qk @ torch.stack(V_new, 2)).add_((q * eG) @ torch.stack(S_in, 2)).mul_(scale)   # [B, H, N, C, V]
     return o.reshape(B, H, N * C, V)[:, :, :T].transpose(1, 2).to(dtype), S
 
 
@@ -276,19 +294,22 @@ class KDA(nn.Module):
         f = (self.f_proj(x) + self.dt_bias).unflatten(-1, (self.heads, self.K))
         return self.lower_bound * torch.sigmoid(self.A_log.exp()[:, None] * f)
 
-    def new_cache(self, batch: int, device=None) -> KDACache:
+    def new_cache(self, batch: int, state_dtype: torch.dtype = torch.float32, conv_dtype: torch.dtype = torch.float32,
+                  device=None) -> KDACache:
+        """An empty decode cache. The kernels compute in float32 whatever these say; a narrower dtype
+        only rounds what is stored between calls (transformers' Kimi Linear keeps the state in float32)."""
         width = self.conv_weight.shape[0]
-        return KDACache(torch.zeros(batch, width, self.kernel - 1, device=device),
-                        torch.zeros(batch, self.heads, self.K, self.V, device=device))
+        return KDACache(torch.zeros(batch, width, self.kernel - 1, dtype=conv_dtype, device=device),
+                        torch.zeros(batch, self.heads, self.K, self.V, dtype=state_dtype, device=device))
 
     def forward(self, x: torch.Tensor, cache: KDACache | None = None) -> torch.Tensor:
         """x [B, T, d_model]. With a cache, continue the request it holds and update it in place."""
         B, T, _ = x.shape
         qkv = torch.cat([self.q_proj(x), self.k_proj(x), self.v_proj(x)], -1).transpose(1, 2)  # [B, C, T]
-        tail = qkv.new_zeros(B, qkv.shape[1], self.kernel - 1) if cache is None else cache.conv
+        tail = qkv.new_zeros(B, qkv.shape[1], self.kernel - 1) if cache is None else cache.conv.to(qkv.dtype)
         qkv = torch.cat([tail, qkv], -1)                           # causal: the previous kernel-1 inputs
         if cache is not None:
-            cache.conv = qkv[..., qkv.shape[-1] - (self.kernel - 1):].detach()
+            cache.conv = qkv[..., qkv.shape[-1] - (self.kernel - 1):].detach().to(cache.conv.dtype)
         w = self.conv_weight
         qkv = F.silu(sum(w[:, i, None] * qkv[..., i:i + T] for i in range(self.kernel))).transpose(1, 2)  # [B, T, C]
         q, k, v = qkv.split([self.heads * self.K, self.heads * self.K, self.heads * self.V], -1)
@@ -302,6 +323,6 @@ class KDA(nn.Module):
         else:
             o, final = kda_chunked(q, k, v, g, beta, initial_state=state, chunk_size=self.chunk_size)
         if cache is not None:
-            cache.state = final.detach()
+            cache.state = final.detach().to(cache.state.dtype)
         o = self.o_norm(o.float()) * torch.sigmoid(self.out_gate(x).unflatten(-1, (self.heads, self.V)).float())
         return self.o_proj(o.flatten(-2).to(x.dtype))
