@@ -63,7 +63,7 @@ class AttentionLayers:
 def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
     """The attention of ``spec`` by kind, read from its public config (DeepSeek V3, V3.2, V4)."""
     spec = kv._spec(spec)
-    c = spec.raw.get("config", {})
+    c = spec.config
     heads, rope = c.get("num_attention_heads"), c.get("qk_rope_head_dim")
     index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0), index_dim=c.get("index_head_dim", 0))
     if c.get("model_type") in ("deepseek_v3", "deepseek_v32"):
