@@ -195,7 +195,7 @@ def train_and_evaluate(mixers: Sequence[Callable[[int], nn.Module]], task: Recal
 
 def _train(mixers, task, d_model, mlp_ratio, steps, batch_size, lr, eval_sequences, ranges, seed, device, desc,
            progress) -> RecallResult:
-    with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
+    with torch.random.fork_rng(devices=[]):     # built on the CPU from the seed, then moved: same weights anywhere
         torch.manual_seed(seed)
         model = RecallModel(task.vocab, d_model, mixers, mlp_ratio).to(device)
     _check_model(model, task, device)

@@ -106,11 +106,11 @@ def _tile(chunk: int) -> int:
 
 
 def intra_chunk_scores(q, k, G, steepest: float):
-    """A_kk[i, j] = sum_d k_id k_jd e^(G_id - G_jd) for j < i, and A_qk the same with q_i for j <= i.
+    """A_kk[i, j] = sum_d k_id k_jd 2^(G_id - G_jd) for j < i, and A_qk the same with q_i for j <= i.
 
     q, k, G: [..., C, K], G the inclusive cumulative log2-retention inside the chunk; ``steepest`` the
-    largest -g in the input, in bits. 2^(G_i - G_j) is split as 2^(G_i - G_r) 2^(G_r - G_j) so that each block
-    of scores is a matrix product. Off the diagonal tiles the pivot r is the boundary between two
+    largest -g in the input, in bits. 2^(G_i - G_j) is split as 2^(G_i - G_r) 2^(G_r - G_j) so that
+    each block of scores is a matrix product. Off the diagonal tiles the pivot r is the boundary between two
     halves, so both exponents are <= 0 and nothing can overflow. Inside a diagonal tile the pivot is
     the tile's middle token; the factors then stay finite only while the decay within the tile is
     bounded (K3's lower bound on g guarantees it), and a tile where they might not is computed pair by
@@ -150,11 +150,11 @@ def intra_chunk_scores(q, k, G, steepest: float):
 def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64):
     """KDA a chunk at a time; the same (o, final state) as ``kda_recurrent`` up to rounding.
 
-    Inside a chunk of C tokens with state S entering it (G: inclusive cumsum of g in the chunk):
-    T = (I + Diag(beta) A_kk)^-1 Diag(beta); W = T (e^G * K); U = T V; the corrected values are
-    U - W S; the outputs (Q * e^G) S + A_qk (U - W S); the state leaves as
-    Diag(e^G_C) S + (K * e^(G_C - G))^T (U - W S). T is padded to a multiple of C with tokens that
-    change nothing (k = v = 0, g = 0, beta = 0).
+    Inside a chunk of C tokens with state S entering it (G: inclusive cumsum of g in the chunk, kept
+    in base 2 in the code): M = (I + Diag(beta) A_kk)^-1 Diag(beta); W = M (e^G * K); U = M V; the
+    corrected values are U - W S; the outputs (Q * e^G) S + A_qk (U - W S); the state leaves as
+    Diag(e^G_C) S + (K * e^(G_C - G))^T (U - W S). The sequence is padded to a multiple of C with
+    tokens that change nothing (k = v = 0, g = 0, beta = 0).
     """
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     scale = check_inputs(q, k, v, g, beta, scale, initial_state)
