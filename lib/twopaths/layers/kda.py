@@ -92,10 +92,11 @@ def kda_recurrent(q, k, v, g, beta, scale=None, initial_state=None):
 # --- the chunked form -------------------------------------------------------------------------------
 
 def _decay(log2_factor: torch.Tensor) -> torch.Tensor:
-    """2^x for x <= 0, with x floored at FLOOR_BITS. Past 2^-126 float32 turns subnormal, which both
-    exp2 and every product after it handle many times slower; a factor under 3e-18 (or a product of
-    two) is invisible next to the O(1) terms it is added to, so the floor changes no result above 1e-17."""
-    return log2_factor.clamp_min(FLOOR_BITS).exp2()
+    """2^x in float32 for x <= 0 (given in float64), with x floored at FLOOR_BITS. Past 2^-126 float32
+    turns subnormal, which both exp2 and every product after it handle many times slower; a factor
+    under 3e-18 (or a product of two) is invisible next to the O(1) terms it is added to, so the floor
+    changes no result above 1e-17."""
+    return log2_factor.clamp_min(FLOOR_BITS).float().exp2()
 
 
 def _tile(chunk: int) -> int:
@@ -108,7 +109,7 @@ def _tile(chunk: int) -> int:
 def intra_chunk_scores(q, k, G, steepest: float):
     """A_kk[i, j] = sum_d k_id k_jd 2^(G_id - G_jd) for j < i, and A_qk the same with q_i for j <= i.
 
-    q, k, G: [..., C, K], G the inclusive cumulative log2-retention inside the chunk; ``steepest`` the
+    q, k, G: [..., C, K], G (float64) the inclusive cumulative log2-retention inside the chunk; ``steepest`` the
     largest -g in the input, in bits. 2^(G_i - G_j) is split as 2^(G_i - G_r) 2^(G_r - G_j) so that
     each block of scores is a matrix product. Off the diagonal tiles the pivot r is the boundary between two
     halves, so both exponents are <= 0 and nothing can overflow. Inside a diagonal tile the pivot is
@@ -132,7 +133,7 @@ def intra_chunk_scores(q, k, G, steepest: float):
     n = C // m
     qs, ks, Gs = (x.view(*lead, n, m, K) for x in (q, k, G))
     rel = Gs - Gs[..., m // 2:m // 2 + 1, :]                       # log factors from the tile's middle
-    up, down = rel.exp2(), (-rel).exp2()
+    up, down = rel.float().exp2(), (-rel).float().exp2()
     unsafe = None
     if steepest * ((m + 1) // 2) > SAFE_BITS:                      # a tile may be too steep to factor
         unsafe = rel.abs().amax((-2, -1)) > SAFE_BITS               # [..., n]
@@ -170,7 +171,9 @@ def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64)
 
     steepest = -LOG2E * g.min().item() if g.numel() else 0.0     # in bits
     q, k, v, g, beta = chunks(q), chunks(k), chunks(v), chunks(g), chunks(beta)
-    G = (LOG2E * g).cumsum(-2)                                     # [B, H, N, C, K], log2-retention
+    # log2-retention summed inside each chunk; in float64, because the factors come from differences
+    # G_i - G_j of sums that reach hundreds of bits within a chunk when the decay is steep.
+    G = (LOG2E * g.double()).cumsum(-2)                            # [B, H, N, C, K]
     A_kk, A_qk = intra_chunk_scores(q, k, G, steepest)
     eG = _decay(G)
     lower = beta[..., None] * A_kk
