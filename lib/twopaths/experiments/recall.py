@@ -25,6 +25,10 @@ API::
     result.bucket_accuracy             # one accuracy per bucket (nan where a bucket got no query)
     result.bucket_counts, result.losses, result.parameters, result.seconds
 
+Lower level: ``task.sample(batch_size, generator)`` gives a ``RecallBatch`` (tokens, targets with
+``IGNORE`` off the questions, distances); ``RecallModel(vocab, d_model, mixers)`` is the model;
+``distance_buckets(task, n)`` the ranges results are reported in.
+
 Same seed, same task, same arguments, same machine: the same losses and accuracies, bit for bit
 (``seconds`` is a timing and is not). Training draws from ``seed``, evaluation from ``seed + 1``,
 so the evaluation sequences are the same for every model compared at one seed. On the CPU the loop
