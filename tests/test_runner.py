@@ -32,6 +32,10 @@ def test_every_toc_chapter_exists_and_has_a_parameters_cell():
         assert {"profile", "device"} <= set(params), nb
         first_code = next(c for c in json.loads(nb.read_text())["cells"] if c["cell_type"] == "code")
         assert "parameters" in first_code["metadata"].get("tags", []), f"{nb.name}: first code cell is not 'parameters'"
+        # Every top-level assignment must be one papermill can read, or `make chapter -p` refuses it.
+        assigned = {line.split("=")[0].strip() for line in "".join(first_code["source"]).splitlines()
+                    if "=" in line and line[:1].isidentifier()}
+        assert assigned <= set(params), f"{nb.name}: papermill cannot read {sorted(assigned - set(params))}"
 
 
 def test_no_outputs_committed_in_notebooks():
