@@ -9,7 +9,6 @@ each target pass yields, not how fast a pass is.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import torch
@@ -18,21 +17,7 @@ from tqdm.auto import tqdm
 from ..errors import check_int, check_real
 from ..layers.mtp import MTPHead, TinyLM, mtp_loss
 from ..layers.speculative import acceptance_rate, verify, verify_greedy
-
-
-@contextmanager
-def one_cpu_thread(device: torch.device):
-    """On the CPU, run the toy on one thread: its tensors are so small that handing work between
-    threads costs more than it saves (several times more on a busy machine)."""
-    if device.type != "cpu":
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
+from . import one_cpu_thread
 
 
 # --- data ------------------------------------------------------------------------------------------

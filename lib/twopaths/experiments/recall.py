@@ -48,7 +48,7 @@ from torch import nn
 from tqdm.auto import tqdm
 
 from ..errors import ParameterError, check_int, check_real
-from .mtp_draft import one_cpu_thread
+from . import one_cpu_thread
 
 IGNORE = -100   # target id where no prediction is scored
 

@@ -13,6 +13,7 @@ import torch
 
 from ..calc.kv import KVFormat, formats_for, group_label
 from ..specs import ModelSpec
+from .kda import kda_recurrent
 
 TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 
@@ -108,11 +109,11 @@ class KDAState:
         self.conv = torch.zeros(max(conv_kernel - 1, 0), width, dtype=torch.bfloat16, device=device)
 
     def step(self, k: torch.Tensor, v: torch.Tensor, alpha: torch.Tensor, beta: torch.Tensor) -> None:
-        """k [H, K] (unit norm), v [H, V], alpha [H, K] in (0, 1), beta [H] in [0, 1]."""
-        S = alpha[..., None] * self.S.float()                          # forget
-        e = v - torch.einsum("hkv,hk->hv", S, k)                       # correct, against the decayed state
-        S = S + beta[:, None, None] * k[..., None] * e[:, None, :]     # write
-        self.S.copy_(S)
+        """k [H, K] (unit norm), v [H, V], alpha [H, K] in (0, 1), beta [H] in [0, 1]: one token of
+        ``kda_recurrent`` (forget, correct, write), the state kept in its own dtype."""
+        one = lambda x: x[None, None]  # noqa: E731  [B=1, T=1, ...]
+        _, S = kda_recurrent(one(k), one(k), one(v), one(alpha.log()), one(beta), initial_state=self.S[None])
+        self.S.copy_(S[0])
         if self.conv.shape[0]:
             self.conv = torch.roll(self.conv, -1, 0)  # the newest q/k/v inputs take the last row
 
