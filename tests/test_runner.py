@@ -1,11 +1,14 @@
-"""The runner: parameters, drift against the reference, and chapters that refuse bad input early."""
+"""The runner: parameters, drift against the reference within tolerances, workers, and chapters that refuse
+bad input early."""
 
 import json
+import os
+import re
 from pathlib import Path
 
 import pytest
 
-from twopaths import runner
+from twopaths import drift, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 KV_WALL = ROOT / "notebooks" / "01-kv-wall.ipynb"
@@ -49,22 +52,58 @@ def _results(values):
     return {"profile": "smoke", "notebooks": {"ch": {"values": values}}}
 
 
+EXACT, MACHINE = {"kind": "exact"}, {"kind": "machine"}
+F32 = {"kind": "rounding", "rtol": 1e-5}
+
+
 def test_drift_reports_changed_missing_and_new_values_but_not_timings():
-    ref = _results({"a": {"value": 1.0, "unit": "B"}, "b": {"value": 2, "unit": "x"},
-                    "t": {"value": 0.5, "unit": "s", "deterministic": False}})
-    same = _results({"a": {"value": 1.0, "unit": "B"}, "b": {"value": 2, "unit": "x"},
-                     "t": {"value": 9.0, "unit": "s", "deterministic": False}})
-    assert runner.drift(ref, same) == []
-    changed = _results({"a": {"value": 1.5, "unit": "B"}, "c": {"value": 3, "unit": "x"}})
-    problems = runner.drift(ref, changed)
-    assert any(p.startswith("ch.a: 1.5 B now, reference 1.0 B") for p in problems)
-    assert any(p.startswith("ch.b: missing") for p in problems)
-    assert any(p.startswith("ch.c: new value") for p in problems)
-    assert runner.drift(ref, {"notebooks": {}}) == ["ch: not run"]
+    ref = _results({"a": {"value": 1.0, "unit": "B", "vary": EXACT}, "b": {"value": 2, "unit": "x", "vary": EXACT},
+                    "t": {"value": 0.5, "unit": "s", "vary": MACHINE}})
+    same = _results({"a": {"value": 1.0, "unit": "B", "vary": EXACT}, "b": {"value": 2, "unit": "x", "vary": EXACT},
+                     "t": {"value": 9.0, "unit": "s", "vary": MACHINE}})
+    report = drift.compare(ref, same)
+    assert report.ok and report.lines() == [] and report.chapters[0].matched == 2
+    changed = _results({"a": {"value": 1.5, "unit": "B", "vary": EXACT}, "c": {"value": 3, "unit": "x", "vary": EXACT}})
+    lines = drift.compare(ref, changed).lines()
+    assert any(p.startswith("ch.a: 1.5 B now, reference 1.0 (+50%; allowed: exact)") for p in lines), lines
+    assert any(p.startswith("ch.b: missing") for p in lines)
+    assert any(p.startswith("ch.c: new value") for p in lines)
+    assert drift.compare(ref, {"notebooks": {}}).lines() == ["ch: not run"]
     extra = {"notebooks": {**same["notebooks"], "new": {"values": {}}}}
-    assert runner.drift(ref, extra) == ["new: ran, but has no reference values"]
-    assert runner.drift(_results({"f": {"value": True, "unit": "flag"}}),
-                        _results({"f": {"value": 1, "unit": "flag"}})) != []
+    assert drift.compare(ref, extra).lines() == ["new: ran, but has no reference values"]
+    flag = drift.compare(_results({"f": {"value": True, "unit": "flag", "vary": EXACT}}),
+                         _results({"f": {"value": 1, "unit": "flag", "vary": EXACT}}))
+    assert not flag.ok
+
+
+def test_drift_honours_each_values_tolerance():
+    ref = _results({"r": {"value": 2.0, "unit": "1", "vary": F32},
+                    "s": {"value": 0.50, "unit": "1", "vary": {"kind": "spread", "atol": 0.02}}})
+    inside = _results({"r": {"value": 2.0 * (1 + 9e-6), "unit": "1", "vary": F32},
+                       "s": {"value": 0.515, "unit": "1", "vary": {"kind": "spread", "atol": 0.03}}})
+    assert drift.compare(ref, inside).ok       # the reference's tolerance rules, not the run's
+    outside = _results({"r": {"value": 2.0 * (1 + 2e-5), "unit": "1", "vary": F32},
+                        "s": {"value": 0.525, "unit": "1", "vary": {"kind": "spread", "atol": 0.02}}})
+    assert [m.name for m in drift.compare(ref, outside).chapters[0].moved] == ["r", "s"]
+    kind_changed = _results({"r": {"value": 2.0, "unit": "1", "vary": EXACT},
+                             "s": {"value": 0.5, "unit": "1", "vary": {"kind": "spread", "atol": 0.02}}})
+    assert any("rounding" in line for line in drift.compare(ref, kind_changed).lines())
+
+
+def test_a_reference_without_tolerances_is_refused_with_a_remedy():
+    old = _results({"a": {"value": 1.0, "unit": "B", "deterministic": True}})
+    with pytest.raises(drift.ReferenceError, match="no tolerance.*make refresh-results"):
+        drift.compare(old, old, "results/smoke.json")
+
+
+@pytest.mark.parametrize("text", ["0", "abc", "-2", "1.5"])
+def test_bad_jobs_is_refused_by_name(text):
+    with pytest.raises(runner.RunError, match=f"JOBS: got '{re.escape(text)}'; allowed: a whole number >= 1"):
+        runner.parse_jobs(text)
+
+
+def test_jobs_defaults_to_the_cores():
+    assert runner.parse_jobs("") == (os.cpu_count() or 1) and runner.parse_jobs("3") == 3
 
 
 def test_unknown_parameter_is_refused_before_running():

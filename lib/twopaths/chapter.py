@@ -2,7 +2,8 @@
 
 A chapter's ``parameters`` cell sets ``profile`` and ``device``; its next cell calls ``setup``.
 ``glue`` stores a number for the prose (myst-nb's ``{glue:text}`` role) and, in the same output's
-metadata, its unit and whether it is deterministic, which the runner collects into results JSON.
+metadata, its unit and how it may vary (``twopaths.variation``), which the runner collects into
+results JSON and the drift check honours.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import numpy as np
 import torch
 
 from .errors import ParameterError, check_choice
+from .variation import EXACT, Spread, Variation, bound, bound_text
 
 PROFILES = ("default", "smoke", "gpu")
 DEVICES = ("auto", "cpu", "cuda")
 GLUE_META = "twopaths"   # the metadata key the runner reads
+# Seeds an experiment that supports a sentence runs over: enough for a spread in every profile.
+SEEDS = {"smoke": 2, "default": 3, "gpu": 5}
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,7 @@ class Setup:
     profile: str
     device: torch.device
     seed: int
+    seeds: tuple[int, ...]   # the seeds of this profile's experiments, ``seed`` first
 
 
 def resolve_device(device: str) -> torch.device:
@@ -47,7 +52,7 @@ def setup(profile: str, device: str, seed: int = 0) -> Setup:
     random.seed(seed)
     np.random.seed(seed)
     torch.manual_seed(seed)
-    return Setup(profile, dev, seed)
+    return Setup(profile, dev, seed, tuple(range(seed, seed + SEEDS[profile])))
 
 
 def _plain(value):
@@ -57,19 +62,39 @@ def _plain(value):
     return value
 
 
-def glue(name: str, value, unit: str, *, deterministic: bool = True) -> None:
+def glue(name: str, value, unit: str, *, vary: Variation = EXACT) -> None:
     """Glue ``value`` (in ``unit``) under ``name`` for the prose and the results file.
 
-    Mark timings and other machine-dependent figures ``deterministic=False``: the drift check
-    against ``results/`` skips them.
+    ``vary`` says how the value may change on another machine (``twopaths.variation``): exact by
+    default; ``FLOAT32`` or ``rounding(...)`` for float32 tensor results; ``MACHINE`` for timings,
+    which the drift check skips. Experiment outcomes go through ``glue_spread``, rounding errors
+    through ``glue_bound``.
     """
     from IPython.core.formatters import format_display_data
     from IPython.display import display
     from myst_nb.ext.glue import GLUE_PREFIX
 
+    if not isinstance(vary, Variation):
+        raise ParameterError("vary", vary, "a twopaths.variation.Variation (EXACT, FLOAT32, MACHINE, ...)")
     value = _plain(value)
     bundle, metadata = format_display_data(value)
     # The same shape myst_nb.glue(name, value, display=False) writes, with our unit beside it.
     metadata["scrapbook"] = {"name": name, "mime_prefix": GLUE_PREFIX}
-    metadata[GLUE_META] = {"unit": unit, "deterministic": deterministic}
+    metadata[GLUE_META] = {"unit": unit, "vary": vary.as_dict()}
     display({GLUE_PREFIX + k: v for k, v in bundle.items()}, raw=True, metadata=metadata)
+
+
+def glue_spread(name: str, outcome: Spread, unit: str) -> None:
+    """Glue an experiment outcome over seeds: its mean as ``name``, its standard deviation over
+    seeds as ``name_sd``, both with the tolerance the spread gives."""
+    glue(name, outcome.mean, unit, vary=outcome.variation())
+    glue(f"{name}_sd", outcome.sd, unit, vary=outcome.variation())
+
+
+def glue_bound(name: str, value: float, limit: float, unit: str) -> None:
+    """Glue a rounding error as the bound it meets (``1e-5``): its own digits are noise that other
+    CPU kernels change. Fails, naming the value, when the bound does not hold."""
+    value = float(_plain(value))
+    if not value < limit:
+        raise AssertionError(f"{name}: {value:.3g} {unit} is not below the stated bound {limit:g}")
+    glue(name, bound_text(limit), unit, vary=bound(limit))

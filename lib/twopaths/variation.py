@@ -1,0 +1,149 @@
+"""How a glued number may vary between runs and machines, and the check that honours it.
+
+Every value a chapter glues says which of five kinds it is:
+
+- ``EXACT``: integers, strings, and float64 arithmetic over the specs (the calculators). It must
+  not move; floats may differ only in the last bits that a reordered float64 sum can change.
+- ``rounding(rtol, atol)``: a float32 tensor result. Other CPU kernels (AVX-512, AVX2, the
+  portable ``default`` path) round differently, so it may move within the stated tolerance.
+- ``Spread``: an experiment outcome (a loss, an accuracy, an acceptance rate) as the mean over
+  several seeds; it may move by the tolerance its measured spread gives.
+- ``MACHINE``: a timing or other machine figure; never compared.
+- ``bound(limit)``: a rounding error itself (a max |difference| between two forms). It is glued
+  as the bound it meets, not as a number, because its digits are noise.
+
+The variation travels with the value into ``results/<profile>.json``; ``agrees`` is the drift check.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+from .errors import ParameterError
+
+KINDS = ("exact", "rounding", "spread", "machine", "bound")
+EXACT_RTOL = 1e-12   # float64 sums in another order differ near 1e-16 relative; this leaves room
+
+
+@dataclass(frozen=True)
+class Variation:
+    """The kind of a glued value and the tolerance the drift check gives it."""
+
+    kind: str
+    rtol: float = 0.0
+    atol: float = 0.0
+    limit: float | None = None   # the bound a ``bound`` value meets
+
+    def __post_init__(self):
+        if self.kind not in KINDS:
+            raise ParameterError("kind", self.kind, "one of " + ", ".join(map(repr, KINDS)))
+        for name in ("rtol", "atol"):
+            v = getattr(self, name)
+            if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
+                raise ParameterError(name, v, "a finite number >= 0")
+
+    def as_dict(self) -> dict:
+        return {k: v for k, v in asdict(self).items() if v not in (None, 0.0) or k == "kind"}
+
+    @classmethod
+    def from_dict(cls, d: dict) -> Variation:
+        return cls(**d)
+
+    def describe(self) -> str:
+        """A few words for the status page and drift messages."""
+        if self.kind == "rounding":
+            return f"float rounding (rtol {self.rtol:.0e}" + (f", atol {self.atol:.0e})" if self.atol else ")")
+        if self.kind == "spread":
+            return f"seed spread (±{self.atol:.3g})"
+        if self.kind == "bound":
+            return f"bound (below {self.limit:g})"
+        return self.kind
+
+    def agrees(self, reference, current) -> bool:
+        """Whether ``current`` is the same result as ``reference`` up to this variation."""
+        if self.kind == "machine":
+            return True
+        both_numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool)
+                           for x in (reference, current))
+        if not both_numbers:   # text, flags, lists: equal and of one type (True is not 1)
+            return type(reference) is type(current) and reference == current
+        if self.kind == "exact":
+            if isinstance(reference, int) and isinstance(current, int):
+                return reference == current
+            return math.isclose(current, reference, rel_tol=EXACT_RTOL, abs_tol=0.0)
+        return abs(current - reference) <= self.atol + self.rtol * abs(reference)
+
+
+EXACT = Variation("exact")
+MACHINE = Variation("machine")
+
+
+def rounding(rtol: float, atol: float = 0.0) -> Variation:
+    """A float32 result that other CPU kernels round differently: ``|a - b| <= atol + rtol |b|``."""
+    return Variation("rounding", rtol=rtol, atol=atol)
+
+
+# Float32 results a few operations deep (a matmul, a softmax, a norm): a few ulps, with room.
+FLOAT32 = rounding(1e-5)
+# Float32 results at the end of long chains (a deep stack, many iterations, a short training run
+# whose steps compound the rounding): the digits the book prints, not the last ones.
+FLOAT32_DEEP = rounding(1e-3)
+
+
+def bound(limit: float) -> Variation:
+    if not (isinstance(limit, (int, float)) and math.isfinite(limit) and limit > 0):
+        raise ParameterError("limit", limit, "a finite number > 0")
+    return Variation("bound", limit=float(limit))
+
+
+def bound_text(limit: float) -> str:
+    """``1e-05`` -> ``1e-5``: how a bound reads in the prose."""
+    mantissa, exponent = f"{limit:.0e}".split("e")
+    return f"{mantissa}e{int(exponent)}"
+
+
+@dataclass(frozen=True)
+class Spread:
+    """An outcome measured once per seed: its mean, its spread, and how far a re-run may move it."""
+
+    values: tuple[float, ...]
+    floor: float = 0.0   # the outcome's own resolution (one test example of an accuracy), if any
+
+    def __post_init__(self):
+        if len(self.values) < 2:
+            raise ParameterError("values", self.values, "outcomes from at least 2 seeds (a spread needs two)")
+        if not all(math.isfinite(v) for v in self.values):
+            raise ParameterError("values", self.values, "finite outcomes")
+
+    @property
+    def n(self) -> int:
+        return len(self.values)
+
+    @property
+    def mean(self) -> float:
+        return math.fsum(self.values) / self.n
+
+    @property
+    def sd(self) -> float:
+        """The sample standard deviation over seeds."""
+        m = self.mean
+        return math.sqrt(math.fsum((v - m) ** 2 for v in self.values) / (self.n - 1))
+
+    @property
+    def sem(self) -> float:
+        """The standard error of the mean."""
+        return self.sd / math.sqrt(self.n)
+
+    def variation(self) -> Variation:
+        """A re-run on other kernels perturbs each seed's run like a fresh draw, so the mean may move
+        by about sd * sqrt(2 / n); three of those, or the outcome's resolution, is the tolerance."""
+        return Variation("spread", atol=max(3 * self.sd * math.sqrt(2 / self.n), self.floor))
+
+    def differs_from(self, other: Spread) -> bool:
+        """Whether two outcomes differ by more than their spread: the means are further apart than
+        the larger of the two seed standard deviations plus the resolution, and further than two
+        standard errors of the difference."""
+        gap = abs(self.mean - other.mean)
+        sem_diff = math.hypot(self.sem, other.sem)
+        return gap > max(self.sd, other.sd) + max(self.floor, other.floor) and gap > 2 * sem_diff
