@@ -61,3 +61,21 @@ def test_bound_text_and_variation_round_trip():
 ])
 def test_bad_input_names_the_parameter(raises_param, make, name):
     raises_param(name, make)
+
+
+def test_versus_says_tie_within_the_spread():
+    low, high = V.Spread((0.50, 0.52, 0.54)), V.Spread((0.80, 0.82, 0.84))
+    assert high.versus(low, "above", "below", "level with") == "above"
+    assert low.versus(high, "above", "below", "level with") == "below"
+    assert low.versus(V.Spread((0.51, 0.53, 0.55)), "above", "below", "level with") == "level with"
+    assert low.text() == "0.520 ± 0.020"
+
+
+def test_a_change_counts_only_beyond_its_spread():
+    assert V.Spread((0.10, 0.12, 0.11)).beyond_zero()
+    assert not V.Spread((-0.02, 0.03, 0.01)).beyond_zero()
+
+
+def test_a_singular_value_is_as_accurate_as_the_largest_allows():
+    tol = V.singular_value(50.0)
+    assert tol.agrees(2.5e-6, 6.3e-6) and tol.agrees(2.5e-6, 4e-4) and not tol.agrees(2.5e-6, 6e-4)

@@ -48,9 +48,13 @@ def _find_root(start: Path) -> Path:
 
 
 ROOT = _find_root(Path.cwd())
-BUILD = ROOT / "_build"
+# TWOPATHS_BUILD puts a run's executed notebooks and results elsewhere (the kernel-path check does);
+# the execution cache stays shared, since its keys already name the CPU kernels.
+BUILD = Path(os.environ.get("TWOPATHS_BUILD") or ROOT / "_build").resolve()
 SRC = BUILD / "src"
-CACHE = BUILD / "cache"
+CACHE = ROOT / "_build" / "cache"
+# The CPU kernel paths `kernels` re-runs the book under, besides the machine's own.
+OTHER_KERNELS = ("default", "avx2")
 LIB = Path(__file__).resolve().parent.parent   # the folder holding the twopaths package
 PACKAGES = ("torch", "numpy", "matplotlib", "papermill", "jupyter-book", "myst-nb", "sphinx")
 
@@ -411,6 +415,28 @@ def build_site(src: Path = SRC, root: Path = ROOT) -> Path:
     return root / "_build" / "html" / "index.html"
 
 
+def check_other_kernels(profile: str, jobs: str, force: bool) -> None:
+    """Run every chapter under each of ``OTHER_KERNELS`` (``ATEN_CPU_CAPABILITY``), each into its own
+    build folder, and compare strictly with ``results/<profile>.json``: the tolerances must hold on
+    machines whose CPUs round differently from the one that wrote the reference."""
+    parse_jobs(jobs)
+    failed = []
+    for capability in OTHER_KERNELS:
+        env = {**os.environ, "ATEN_CPU_CAPABILITY": capability,
+               "TWOPATHS_BUILD": str(ROOT / "_build" / "kernels" / capability)}
+        print(f"[twopaths] CPU kernels '{capability}': running the {profile} profile", flush=True)
+        cmd = [sys.executable, "-m", "twopaths.runner"]
+        ran = subprocess.run(cmd + ["run", "--profile", profile, "--jobs", jobs] + (["--force"] if force else []),
+                             env=env, cwd=ROOT)
+        if ran.returncode or subprocess.run(cmd + ["compare", "--profile", profile, "--strict"], env=env,
+                                            cwd=ROOT).returncode:
+            failed.append(capability)
+    if failed:
+        raise RunError(f"the {profile} profile leaves its tolerances under CPU kernels {', '.join(failed)} "
+                       "(see above)")
+    print(f"[twopaths] every value within tolerance under CPU kernels {', '.join(OTHER_KERNELS)}")
+
+
 def _read_results(path: Path, what: str) -> dict:
     if not path.is_file():
         raise RunError(f"no {what} at {path}")
@@ -438,6 +464,10 @@ def main(argv: list[str] | None = None) -> int:
     cmp_.add_argument("--strict", action="store_true", help="fail when any value leaves its tolerance")
     rf = sub.add_parser("refresh", help="overwrite results/<profile>.json with the last run's values, on purpose")
     rf.add_argument("--profile", default="default", choices=PROFILES)
+    k = sub.add_parser("kernels", help="run and strictly compare under torch's other CPU kernel paths")
+    k.add_argument("--profile", default="smoke", choices=PROFILES)
+    k.add_argument("--jobs", default="", help="worker processes (default: one per core)")
+    k.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
     sub.add_parser("site", help="build the HTML from the last run")
     args = ap.parse_args(argv)
 
@@ -485,6 +515,8 @@ def main(argv: list[str] | None = None) -> int:
                 raise RunError(message)
             print(f"[twopaths] WARNING: {message}\n[twopaths] the site is built all the same; "
                   "its status page lists these (STRICT=1 makes this an error)", file=sys.stderr)
+        elif args.cmd == "kernels":
+            check_other_kernels(args.profile, args.jobs, args.force)
         elif args.cmd == "site":
             print(f"[twopaths] site: {build_site()}")
     except RunError as e:

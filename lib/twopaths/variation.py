@@ -89,6 +89,15 @@ FLOAT32 = rounding(1e-5)
 # Float32 results at the end of long chains (a deep stack, many iterations, a short training run
 # whose steps compound the rounding): the digits the book prints, not the last ones.
 FLOAT32_DEEP = rounding(1e-3)
+# An estimate read off a histogram: a sample that other rounding moves across a bin edge changes a
+# count, so the estimate moves by about one bin's weight.
+HISTOGRAM = rounding(2e-2)
+
+
+def singular_value(largest: float, depth_eps: float = 1e-5) -> Variation:
+    """A singular value of a float32 matrix is accurate to about eps times the largest one (Weyl's
+    inequality), not to eps of itself; products of many matrices compound eps, hence 1e-5."""
+    return rounding(0.0, atol=depth_eps * abs(float(largest)))
 
 
 def bound(limit: float) -> Variation:
@@ -147,3 +156,23 @@ class Spread:
         gap = abs(self.mean - other.mean)
         sem_diff = math.hypot(self.sem, other.sem)
         return gap > max(self.sd, other.sd) + max(self.floor, other.floor) and gap > 2 * sem_diff
+
+    def scaled(self, factor: float) -> Spread:
+        """The same outcome in other units (a share as a percentage)."""
+        return Spread(tuple(factor * v for v in self.values), abs(factor) * self.floor)
+
+    def beyond_zero(self) -> bool:
+        """Whether a change (say, paired differences over seeds) is larger than its spread."""
+        return self.differs_from(Spread((0.0,) * self.n))
+
+    def versus(self, other: Spread, higher: str, lower: str, tie: str) -> str:
+        """The words for how this outcome compares with ``other``: ``tie`` unless the two differ by
+        more than their spread (``differs_from``)."""
+        if not self.differs_from(other):
+            return tie
+        return higher if self.mean > other.mean else lower
+
+    def text(self, fmt: str = ".3f") -> str:
+        """``0.512 ± 0.004`` (mean ± standard deviation over seeds), for tables."""
+        return f"{self.mean:{fmt}} ± {self.sd:{fmt}}"
+
