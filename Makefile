@@ -33,9 +33,11 @@ book: venv
 	$(RUN) compare --profile default $(if $(STRICT),--strict)
 	$(RUN) site
 
-## make test: unit tests, every chapter in the smoke profile, the site with warnings as errors, the browser check
+## make test: unit tests, every chapter in the smoke profile (also under two other CPU kernel paths),
+## the site with warnings as errors, the browser check
 test: venv
 	$(PY) -m pytest -q -m "not site"
+	$(RUN) kernels --profile smoke $(RUNFLAGS)
 	$(RUN) run --profile smoke --device auto $(RUNFLAGS)
 	$(RUN) compare --profile smoke --strict
 	$(RUN) site
