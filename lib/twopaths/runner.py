@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import argparse
 import ast
+import atexit
+import functools
 import json
 import multiprocessing
 import os
@@ -26,6 +28,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from datetime import datetime, timezone
 from importlib import metadata
 from pathlib import Path
@@ -160,9 +163,18 @@ def execute(nb: Path, out_nb: Path, params: dict) -> float:
     return time.perf_counter() - start
 
 
+@functools.cache
+def _socket_folder() -> Path:
+    """One folder per process for the kernels' sockets, removed when the process ends."""
+    folder = Path(tempfile.mkdtemp(prefix="twopaths-kernels-"))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
 def _ipc_kernel_manager():
-    """A kernel manager that talks to the kernel over Unix sockets: no TCP ports, and no warning
-    about unencrypted TCP in every chapter's log."""
+    """A kernel manager that talks to the kernel over Unix sockets (no TCP ports, and no warning
+    about unencrypted TCP in every chapter's log) and stops an idle kernel without first sending it
+    SIGINT (which it logs as a 'KeyboardInterrupt' error)."""
     from jupyter_client.manager import AsyncKernelManager
     from traitlets import default
 
@@ -174,7 +186,11 @@ def _ipc_kernel_manager():
         @default("ip")
         def _default_ip(self):
             # An absolute socket path: the kernel runs in the chapter's folder, this process does not.
-            return str(Path(tempfile.mkdtemp(prefix="twopaths-kernel-")) / "ipc")
+            return str(_socket_folder() / f"kernel-{uuid.uuid4().hex[:12]}")
+
+        async def _async_interrupt_kernel(self):
+            if not self.shutting_down:   # a chapter that ended has an idle kernel: nothing to interrupt
+                await super()._async_interrupt_kernel()
 
     return IPCKernelManager
 
