@@ -126,3 +126,17 @@ def test_bad_value_stops_the_chapter_in_its_first_cells(tmp_path, name, value, m
     assert message in text and "ParameterError" in text
     # Cell 1 is the parameters cell, 2 papermill's injected one; the check right after them must stop it.
     assert "failed in cell 3" in text, text
+
+
+def test_status_page_shows_kernels_drift_and_the_cache(tmp_path):
+    env = {"commit": "abc", "date": "today", "python": "3.11", "packages": {"torch": "2.13.0"}}
+    mach = {"cpu_capability": "AVX512", "device": "cpu (x86_64)", "ATEN_CPU_CAPABILITY": "avx2"}
+    values = {"a": {"value": 1.5, "unit": "B", "vary": EXACT}, "b": {"value": 2, "unit": "x", "vary": EXACT}}
+    results = {"profile": "smoke", "environment": env, "machine": mach,
+               "notebooks": {"ch": {"runtime_s": 1.0, "cached": True, "device": "cpu (x86_64)", "values": values}}}
+    ref = _results({"a": {"value": 1.0, "unit": "B", "vary": EXACT}, "b": {"value": 2, "unit": "x", "vary": EXACT}})
+    page = runner.write_status(results, drift.compare(ref, results, "results/smoke.json"), tmp_path).read_text()
+    assert "torch `AVX512` (ATEN_CPU_CAPABILITY=avx2)" in page and "device: cpu (x86_64)" in page
+    assert "1 of 2 compared values within tolerance" in page and "| 1 of 2 |" in page
+    assert "earlier (cached)" in page
+    assert "ch.a: 1.5 B now, reference 1.0 (+50%; allowed: exact)" in page

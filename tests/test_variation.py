@@ -79,3 +79,9 @@ def test_a_change_counts_only_beyond_its_spread():
 def test_a_singular_value_is_as_accurate_as_the_largest_allows():
     tol = V.singular_value(50.0)
     assert tol.agrees(2.5e-6, 6.3e-6) and tol.agrees(2.5e-6, 4e-4) and not tol.agrees(2.5e-6, 6e-4)
+
+
+def test_above_and_below_a_threshold_count_only_beyond_the_spread():
+    s = V.Spread((0.65, 0.91, 0.94))
+    assert s.above(0.5) and not s.above(0.8) and not s.below(0.9)
+    assert V.Spread((0.10, 0.11, 0.12)).below(0.2) and not V.Spread((0.10, 0.30, 0.50)).below(0.35)

@@ -161,6 +161,13 @@ class Spread:
         """The same outcome in other units (a share as a percentage)."""
         return Spread(tuple(factor * v for v in self.values), abs(factor) * self.floor)
 
+    def above(self, threshold: float) -> bool:
+        """Whether the outcome exceeds ``threshold`` by more than its spread (``differs_from``)."""
+        return self.mean > threshold and self.differs_from(Spread((float(threshold),) * self.n))
+
+    def below(self, threshold: float) -> bool:
+        return self.mean < threshold and self.differs_from(Spread((float(threshold),) * self.n))
+
     def beyond_zero(self) -> bool:
         """Whether a change (say, paired differences over seeds) is larger than its spread."""
         return self.differs_from(Spread((0.0,) * self.n))
