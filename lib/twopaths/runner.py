@@ -321,7 +321,8 @@ def run(profile: str, device: str, notebooks: list[Path] | None = None, params: 
             _log(nb.stem, f"unchanged since it last ran, reused ({len(done[nb.stem]['values'])} glued values)")
         else:
             todo.append((nb, p))
-    last = _last_runtimes()
+    runtimes = _last_runtimes()
+    last = runtimes.setdefault(profile, {})
     todo.sort(key=lambda item: -last.get(item[0].stem, 0.0))   # longest first: the workers finish together
     failures = []
     if todo:
@@ -335,7 +336,8 @@ def run(profile: str, device: str, notebooks: list[Path] | None = None, params: 
                 nb, p = futures[fut]
                 try:
                     runtime = fut.result()
-                except Exception as e:   # a kernel that never started fails its chapter, not the build
+                except Exception as e:   # a failure (even a kernel that never started) fails its chapter;
+                                         # the other chapters still finish and are cached
                     failures.append(str(e) if isinstance(e, RunError) else f"{nb.name} failed: {type(e).__name__}: {e}")
                     _log(nb.stem, "FAILED")
                     continue
@@ -346,7 +348,7 @@ def run(profile: str, device: str, notebooks: list[Path] | None = None, params: 
                 last[nb.stem] = runtime
                 _log(nb.stem, f"done in {runtime:.1f} s, {len(done[nb.stem]['values'])} glued values")
         _runtimes_path().parent.mkdir(parents=True, exist_ok=True)
-        _runtimes_path().write_text(json.dumps(last, indent=1) + "\n")
+        _runtimes_path().write_text(json.dumps(runtimes, indent=1) + "\n")
     if failures:
         raise RunError("\n".join(failures))
     results["notebooks"] = {nb.stem: done[nb.stem] for nb in notebooks}   # book order
