@@ -137,3 +137,16 @@ def test_the_runner_reuses_reexecutes_on_change_and_never_trusts_a_damaged_entry
     assert "cache entry is damaged, executing again" in capsys.readouterr().out
     forced = runner.run("smoke", "cpu", [nb], out_dir=out, use_cache=False)
     assert not forced["notebooks"]["tiny"]["cached"]
+
+
+def test_a_module_run_by_name_is_a_dependency():
+    audit = ROOT / "notebooks" / "11-audit.ipynb"
+    assert "twopaths.audit" in "".join(cache._code_cells(audit))     # it runs `python -m twopaths.audit`
+    assert LIB / "twopaths" / "audit.py" in cache.dependencies(audit, LIB)
+
+
+def test_the_key_follows_the_installed_versions(monkeypatch):
+    nb = CHAPTERS[0]
+    before = cache.key(nb, {"profile": "smoke"}, LIB, ROOT / "requirements.txt", MACHINE)
+    monkeypatch.setattr(cache, "installed_versions", lambda: "torch==9.9")
+    assert before != cache.key(nb, {"profile": "smoke"}, LIB, ROOT / "requirements.txt", MACHINE)

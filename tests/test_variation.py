@@ -68,7 +68,7 @@ def test_versus_says_tie_within_the_spread():
     assert high.versus(low, "above", "below", "level with") == "above"
     assert low.versus(high, "above", "below", "level with") == "below"
     assert low.versus(V.Spread((0.51, 0.53, 0.55)), "above", "below", "level with") == "level with"
-    assert low.text() == "0.520 ± 0.020"
+    assert low.text() == "0.520 ± 0.02" and V.Spread((0.5, 0.5001)).text() == "0.500 ± 7.1e-05"
 
 
 def test_a_change_counts_only_beyond_its_spread():

@@ -2,9 +2,10 @@
 
 A chapter's key is a SHA-256 over everything that can change what it computes:
 - the notebook file and the parameters it runs with;
-- every ``twopaths`` module its cells import, followed through the library's own imports (also
-  those inside functions), and the data files (YAML) beside each of those modules;
-- ``requirements.txt`` (the pinned versions);
+- every ``twopaths`` module its cells import or run by name (``python -m twopaths.audit``), followed
+  through the library's own imports (also those inside functions), and the data files (YAML) beside
+  each of those modules;
+- ``requirements.txt`` (the pinned versions) and the versions actually installed;
 - the machine's kernel path: torch's CPU capability, the environment variables that pick CPU
   kernels (``ATEN_CPU_CAPABILITY``, OpenBLAS's core type), the device, and the Python version.
 
@@ -15,14 +16,17 @@ with the notebook's own hash, so a damaged entry is noticed and re-executed, nev
 from __future__ import annotations
 
 import ast
+import functools
 import hashlib
 import json
+import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 PACKAGE = "twopaths"
 KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES")
+_MODULE = re.compile(rf"{PACKAGE}(\.\w+)+")
 KEEP = 4   # entries kept per chapter: native, the two other kernel paths of the test, one spare
 
 
@@ -51,6 +55,8 @@ def _imports(tree: ast.AST, package: str | None) -> set[str]:
                 base = node.module or ""
             names.add(base)
             names.update(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and _MODULE.fullmatch(node.value):
+            names.add(node.value)   # a module run by name, as in `python -m twopaths.audit`
     return {n for n in names if n == PACKAGE or n.startswith(PACKAGE + ".")}
 
 
@@ -101,6 +107,15 @@ def dependencies(nb: Path, lib: Path) -> list[Path]:
     return sorted(files)
 
 
+@functools.cache
+def installed_versions() -> str:
+    """Every installed distribution and its version: an upgrade in the environment re-runs the
+    chapters even when nobody edited requirements.txt."""
+    from importlib import metadata
+
+    return "\n".join(sorted(f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()))
+
+
 def key(nb: Path, params: dict, lib: Path, requirements: Path, machine: dict) -> str:
     """The content hash a cached execution of ``nb`` is filed under."""
     h = hashlib.sha256()
@@ -113,6 +128,7 @@ def key(nb: Path, params: dict, lib: Path, requirements: Path, machine: dict) ->
     for f in dependencies(nb, lib):
         add("lib:" + f.relative_to(lib).as_posix(), f.read_bytes())
     add("requirements", requirements.read_bytes() if requirements.is_file() else b"")
+    add("installed", installed_versions().encode())
     add("machine", json.dumps(machine, sort_keys=True).encode())
     return h.hexdigest()[:24]
 

@@ -64,6 +64,10 @@ class DriftReport:
             out += [m.line(c.chapter) for m in c.moved] + list(c.problems)
         return out
 
+    def matched_text(self) -> str:
+        compared = sum(c.compared for c in self.chapters)
+        return f"{sum(c.matched for c in self.chapters)} of {compared} compared values within tolerance"
+
     def summary(self) -> str:
         compared = sum(c.compared for c in self.chapters)
         matched = sum(c.matched for c in self.chapters)

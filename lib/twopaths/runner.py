@@ -391,11 +391,16 @@ def write_status(results: dict, report: drift_mod.DriftReport | None, src: Path 
     if report is None:
         lines += ["No reference results for this profile: nothing was compared.", ""]
     else:
-        lines += [f"Glued values against `{report.reference_path}`: {report.summary()}. Each value is "
-                  "compared within its own tolerance (exact, float rounding, seed spread or bound); "
-                  "timings are not compared.", ""]
+        lines += [f"The glued values against the committed reference `{report.reference_path}` (which a "
+                  "build never rewrites; `make refresh-results` does, on purpose): "
+                  f"{report.matched_text()}. Each value is compared within its own tolerance: exact, "
+                  "float rounding, seed spread or bound. Timings are glued but never compared, so a "
+                  "chapter compares fewer values than it glues. A seed-spread tolerance is "
+                  "3 sd sqrt(2/n): where seeds disagree widely it can span the whole range of the value, "
+                  "and the page's prose then says the toy cannot tell outcomes apart.", ""]
     by_chapter = {c.chapter: c for c in report.chapters} if report else {}
-    lines += ["| chapter | run time (s) | executed | device | glued values | within tolerance |",
+    lines += ["Chapters in book order. A cached chapter's run time is that of the build that executed it.", "",
+              "| chapter | run time (s) | executed | device | glued values | within tolerance |",
               "|---|---:|---|---|---:|---:|"]
     for name, r in results["notebooks"].items():
         c = by_chapter.get(name)

@@ -180,6 +180,7 @@ class Spread:
         return higher if self.mean > other.mean else lower
 
     def text(self, fmt: str = ".3f") -> str:
-        """``0.512 ± 0.004`` (mean ± standard deviation over seeds), for tables."""
-        return f"{self.mean:{fmt}} ± {self.sd:{fmt}}"
+        """``0.512 ± 0.0042`` (mean ± standard deviation over seeds), for tables: the spread to two
+        significant digits, so a small one never reads as ``± 0.000``."""
+        return f"{self.mean:{fmt}} ± {self.sd:.2g}"
 
