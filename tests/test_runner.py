@@ -74,6 +74,9 @@ def test_drift_reports_changed_missing_and_new_values_but_not_timings():
     flag = drift.compare(_results({"f": {"value": True, "unit": "flag", "vary": EXACT}}),
                          _results({"f": {"value": 1, "unit": "flag", "vary": EXACT}}))
     assert not flag.ok
+    became_exact = _results({"t": {"value": 9.0, "unit": "s", "vary": EXACT}})
+    assert any("a timing in the reference" in line for line in drift.compare(
+        _results({"t": {"value": 0.5, "unit": "s", "vary": MACHINE}}), became_exact).lines())
 
 
 def test_drift_honours_each_values_tolerance():

@@ -97,9 +97,11 @@ def compare(reference: dict, current: dict, path: str = "results") -> DriftRepor
         moved, problems = [], []
         for name, r in ref["values"].items():
             vary = _variation(f"{nb}.{name}", r, path)
-            if vary.kind == "machine":
-                continue
             c = cur["values"].get(name)
+            if vary.kind == "machine":
+                if c is not None and c.get("vary", {}).get("kind") != "machine":
+                    problems.append(f"{nb}.{name}: now compared ({c['vary']['kind']}), a timing in the reference")
+                continue
             compared += 1
             if c is None:
                 problems.append(f"{nb}.{name}: missing (reference {r['value']!r} {r['unit']})")
