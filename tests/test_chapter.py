@@ -1,7 +1,6 @@
 import json
 
 import pytest
-
 import torch
 
 from twopaths import chapter
