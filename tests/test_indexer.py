@@ -66,8 +66,8 @@ def test_distillation_pulls_the_scores_to_the_attention():
 
 def test_indexer_streaming_equals_one_shot():
     torch.manual_seed(1)
-    for ratio in (1, 4):
-        ix = LightningIndexer(16, 8, heads=2, dim=8, topk=3, ratio=ratio, rope_dim=4)
+    for variant, ratio in (("v3.2", 1), ("v4", 1), ("v4", 4)):
+        ix = LightningIndexer(16, 8, heads=2, dim=8, topk=3, ratio=ratio, rope_dim=4, variant=variant)
         x, c_q = torch.randn(2, 19, 16), torch.randn(2, 19, 8)
         with torch.no_grad():
             state = ix.new_state()
@@ -87,6 +87,9 @@ def test_bad_input(raises_param):
     raises_param("topk", LightningIndexer, 16, 8, topk=0)
     raises_param("ratio", LightningIndexer, 16, 8, ratio=0)
     raises_param("index_heads", LightningIndexer, 16, 8, heads=0)
+    raises_param("variant", LightningIndexer, 16, 8, variant="v3")
+    raises_param("ratio", LightningIndexer, 16, 8, ratio=4, variant="v3.2")    # V3.2 keys every token
+    raises_param("rope_dim", LightningIndexer, 16, 8, rope_dim=3)
 
 
 def test_recall_experiment_learns_and_beats_chance():

@@ -40,7 +40,8 @@ class DSA(nn.Module):
         self.wc, self.c_norm = nn.Linear(d_model, latent_dim, bias=False), nn.RMSNorm(latent_dim, eps=eps)
         self.wr = nn.Linear(d_model, rope_dim, bias=False)
         self.wo = nn.Linear(heads * latent_dim, d_model, bias=False)
-        self.indexer = LightningIndexer(d_model, q_rank, index_heads, index_dim, topk, 1, rope_dim, rope_theta, eps)
+        self.indexer = LightningIndexer(d_model, q_rank, index_heads, index_dim, topk, 1, rope_dim, rope_theta, eps,
+                                        variant="v3.2")
         self.index_loss = check_real("index_loss", index_loss, minimum=0)   # weight of its distillation, training
 
     def new_cache(self) -> AttentionCache:

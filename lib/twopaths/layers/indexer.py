@@ -7,9 +7,15 @@ transformers ``DeepseekV4Indexer``):
 
 with H_I small query heads q = RoPE_t(W_q c_q) read from the attention's query latent, and one key
 per entry shared by all heads. The top k visible entries by I are kept, one selection for every
-attention head. V3.2 (DSA) scores every token (``ratio=1``: keys RMSNorm(W_k x)); V4's CSA scores its
-4:1 entries, from a compressor of its own at d_I channels. The indexer learns to agree with the
-attention it serves (``distill_loss``); ``topk_mass`` measures how well it does.
+attention head. The two models differ in their keys and their RoPE:
+
+    variant="v3.2"  DSA: every token, k_s = RoPE_s(LayerNorm(W_k x_s)), RoPE half-split on the
+                    leading rope_dim channels (transformers ``DeepseekV32Indexer``)
+    variant="v4"    CSA: the ratio:1 entries of a compressor of its own at d_I channels, RoPE in
+                    adjacent pairs on the trailing channels (``DeepseekV4Indexer``)
+
+The indexer learns to agree with the attention it serves (``distill_loss``); ``topk_mass``
+measures how well it does.
 """
 
 from __future__ import annotations
@@ -21,6 +27,24 @@ from torch import nn
 from ..errors import ParameterError, check_int
 from .compressor import CompressorState, KVCompressor
 from .window import rope
+
+
+VARIANTS = ("v3.2", "v4")
+
+
+def rope_half(x: torch.Tensor, positions: torch.Tensor, theta: float, rope_dim: int) -> torch.Tensor:
+    """V3.2's indexer RoPE: rotate the leading ``rope_dim`` channels of x [B, T, ..., d], channel i
+    with channel i + rope_dim/2 ("half-split", not adjacent pairs), by angle position x
+    theta^(-2i/rope_dim); ``positions`` [T]."""
+    if rope_dim == 0:
+        return x
+    inv_freq = 1.0 / (theta ** (torch.arange(0, rope_dim, 2, dtype=torch.float32, device=x.device) / rope_dim))
+    angle = positions.to(torch.float32)[:, None] * inv_freq                      # [T, rope_dim/2]
+    angle = angle.view(angle.shape[0], *([1] * (x.dim() - 3)), -1)              # broadcast over heads
+    cos, sin = angle.cos(), angle.sin()
+    a, b = x[..., :rope_dim // 2].float(), x[..., rope_dim // 2:rope_dim].float()
+    rotated = torch.cat((a * cos - b * sin, b * cos + a * sin), dim=-1)
+    return torch.cat([rotated.to(x.dtype), x[..., rope_dim:]], dim=-1)
 
 
 def index_scores(q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, scale: float) -> torch.Tensor:
@@ -105,31 +129,43 @@ def with_loss(x: torch.Tensor, loss: torch.Tensor) -> torch.Tensor:
 class LightningIndexer(nn.Module):
     """Pick ``topk`` entries per query from the query latent c_q [B, T, q_rank] and x [B, T, d_model].
 
-    ``ratio=1`` keys every token (V3.2's DSA); ``ratio>1`` keys V4's overlapping compressed entries.
-    ``forward(x, c_q, positions, state)`` returns indices [B, T, topk] into the entries so far.
+    ``variant="v3.2"`` keys every token (DSA; ``ratio`` must be 1); ``"v4"`` keys V4's overlapping
+    ``ratio``:1 compressed entries. ``forward(x, c_q, positions, state)`` returns indices
+    [B, T, topk] into the entries so far.
     """
 
     def __init__(self, d_model: int, q_rank: int, heads: int = 4, dim: int = 32, topk: int = 64, ratio: int = 4,
-                 rope_dim: int = 0, rope_theta: float = 160_000.0, eps: float = 1e-6):
+                 rope_dim: int = 0, rope_theta: float = 160_000.0, eps: float = 1e-6, variant: str = "v4"):
         super().__init__()
         self.heads, self.dim = check_int("index_heads", heads, minimum=1), check_int("index_dim", dim, minimum=1)
         self.topk, self.ratio = check_int("topk", topk, minimum=1), check_int("ratio", ratio, minimum=1)
         self.rope_dim, self.rope_theta = check_int("rope_dim", rope_dim, minimum=0, maximum=dim), rope_theta
+        if variant not in VARIANTS:
+            raise ParameterError("variant", variant, f"one of {VARIANTS}")
+        if variant == "v3.2" and ratio != 1:
+            raise ParameterError("ratio", ratio, "1 for V3.2's indexer, which keys every token")
+        if rope_dim % 2:
+            raise ParameterError("rope_dim", rope_dim, "an even number: RoPE rotates channel pairs")
+        self.variant = variant
         self.wq = nn.Linear(q_rank, heads * dim, bias=False)
         self.ww = nn.Linear(d_model, heads, bias=False)
-        if ratio == 1:
-            self.wk, self.k_norm = nn.Linear(d_model, dim, bias=False), nn.RMSNorm(dim, eps=eps)
+        if variant == "v3.2":
+            self.wk, self.k_norm = nn.Linear(d_model, dim, bias=False), nn.LayerNorm(dim, eps=eps)
         else:
             self.compressor = KVCompressor(d_model, dim, ratio, True, rope_dim, rope_theta, eps)
+
+    def _rope(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        turn = rope_half if self.variant == "v3.2" else rope
+        return turn(x, positions, self.rope_theta, self.rope_dim)
 
     def new_state(self) -> CompressorState:
         return CompressorState(self.ratio)
 
     def keys(self, x: torch.Tensor, positions: torch.Tensor, state: CompressorState | None) -> torch.Tensor:
         """Every key so far [B, S, dim], the new tokens' included."""
-        if self.ratio > 1:
+        if self.variant == "v4":
             return self.compressor(x, state)
-        k = rope(self.k_norm(self.wk(x)), positions, self.rope_theta, self.rope_dim)
+        k = self._rope(self.k_norm(self.wk(x)), positions)
         if state is None:
             return k
         state.entries = k if state.entries is None else torch.cat([state.entries, k], 1)
@@ -138,7 +174,7 @@ class LightningIndexer(nn.Module):
     def scores(self, x, c_q, positions, state=None) -> torch.Tensor:
         """I [B, T, S] against every entry so far (future ones included; ``visible`` says which count)."""
         B, T, _ = x.shape
-        q = rope(self.wq(c_q).view(B, T, self.heads, self.dim), positions, self.rope_theta, self.rope_dim)
+        q = self._rope(self.wq(c_q).view(B, T, self.heads, self.dim), positions)
         w = self.ww(x) * self.heads ** -0.5
         return index_scores(q, self.keys(x, positions, state), w, self.dim ** -0.5)
 
