@@ -134,13 +134,21 @@ def test_indexer_picks_match_transformers(hf, seed):
     x = torch.randn(2, 41, D)
     theirs, ours = _pair(hf, 1, seed)
     _, pos, _ = _their_inputs(hf, x)
+    seen = {}
+    hook = theirs.compressor.indexer.scorer.register_forward_hook(lambda m, args, out: seen.update(scores=out))
     with torch.no_grad():
         q_res = theirs.q_a_norm(theirs.q_a_proj(x))
         expected = theirs.compressor.indexer(x, q_res, pos, None, 1)
         got = ours.indexer(x, q_res, torch.arange(41))
         scores = ours.indexer.scores(x, q_res, torch.arange(41))
+    hook.remove()
     visible = ours.indexer.visible(torch.arange(41))
     assert (visible > TOPK).any()                         # some queries really choose
+    # their scorer's own output, so the scales (1/sqrt(heads), 1/sqrt(dim)) are checked, not only the ranking
+    shown = torch.arange(scores.shape[-1])[None, :] < visible[:, None]
+    assert seen["scores"].shape == scores.shape
+    torch.testing.assert_close(scores[:, shown], seen["scores"][:, shown], rtol=0, atol=1e-5)
+    assert scores[:, shown].abs().max() > 0.1
     # ReLU scores tie at exactly zero and each side breaks ties its own way: compare the picked scores
     picked = [scores.gather(-1, i.clamp_min(0)).masked_fill(i < 0, float("-inf")).sort(-1).values for i in (got, expected)]
     torch.testing.assert_close(picked[0], picked[1], rtol=0, atol=1e-5)
