@@ -1,5 +1,6 @@
-"""KDA and Gated DeltaNet against fla-core's naive references and transformers' KDA layer; cache bytes
-against the calculator; the tile bound; bad input."""
+"""KDA and Gated DeltaNet against fla-core's naive references, transformers' KDA layer and Qwen3-Next's
+Gated DeltaNet, with one state per key head and with grouped value heads (GVA); cache bytes against
+the calculator; the tile bound; bad input."""
 
 import importlib.util
 import math
@@ -29,9 +30,11 @@ FLA_KDA = _fla("ops/kda/naive.py")
 FLA_GDN = _fla("ops/gated_delta_rule/naive.py")
 
 
-def inputs(B, T, H, K, V, gate, seed, state=False, scalar_gate=False):
-    """Random inputs as the layer produces them (``kda.random_inputs``), with the gate drawn three ways."""
-    q, k, v, _, beta = kda.random_inputs(B, T, H, K, V, seed=seed)
+def inputs(B, T, H, K, V, gate, seed, state=False, scalar_gate=False, group=1):
+    """Random inputs as the layer produces them (``kda.random_inputs``), with the gate drawn three ways;
+    ``group`` value heads per key head (GVA: v, g, beta and the state have H * group heads)."""
+    q, k, v, _, beta = kda.random_inputs(B, T, H * group, K, V, seed=seed)
+    q, k, H = q[:, :, :H], k[:, :, :H], H * group
     gen = torch.Generator().manual_seed(seed + 1)
     gshape = (B, T, H) if scalar_gate else (B, T, H, K)
     rand = lambda *s: torch.randn(*s, generator=gen)  # noqa: E731
@@ -52,34 +55,38 @@ def _close(a, b):
 
 @settings(max_examples=20)
 @given(shape=shapes, gate=st.sampled_from(["bounded", "near-bound", "steep"]), chunk=st.sampled_from([1, 7, 16, 32, 64]),
-       state=st.booleans(), seed=st.integers(0, 2**16))
-def test_kda_matches_fla_naive_recurrent(shape, gate, chunk, state, seed):
-    q, k, v, g, beta, h0 = inputs(*shape, gate, seed, state)
-    o_ref, S_ref = FLA_KDA.naive_recurrent_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True)
-    o_rec, S_rec = kda.kda_recurrent(q, k, v, g, beta, initial_state=h0)
-    o_chk, S_chk = kda.kda_chunked(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
+       state=st.booleans(), seed=st.integers(0, 2**16), group=st.sampled_from([1, 2, 3]),
+       scale=st.one_of(st.none(), st.floats(0.05, 3.0)))
+def test_kda_matches_fla_naive_recurrent(shape, gate, chunk, state, seed, group, scale):
+    q, k, v, g, beta, h0 = inputs(*shape, gate, seed, state, group=group)
+    o_ref, S_ref = FLA_KDA.naive_recurrent_kda(q, k, v, g, beta, scale, initial_state=h0, output_final_state=True)
+    o_rec, S_rec = kda.kda_recurrent(q, k, v, g, beta, scale, initial_state=h0)
+    o_chk, S_chk = kda.kda_chunked(q, k, v, g, beta, scale, initial_state=h0, chunk_size=chunk)
     assert S_rec.dtype == S_chk.dtype == torch.float32
     for o, S in ((o_rec, S_rec), (o_chk, S_chk)):
         assert _close(o, o_ref) < TOL and _close(S, S_ref) < TOL
 
 
-@pytest.mark.parametrize("T,chunk,gate", [(128, 64, "near-bound"), (48, 16, "steep"), (64, 32, "bounded")])
-def test_kda_chunked_matches_fla_naive_chunk(T, chunk, gate):
-    q, k, v, g, beta, h0 = inputs(2, T, 3, 16, 24, gate, seed=T + chunk, state=True)
+@pytest.mark.parametrize("T,chunk,gate,group", [(128, 64, "near-bound", 1), (48, 16, "steep", 1),
+                                                (64, 32, "bounded", 1), (48, 16, "bounded", 2)])
+def test_kda_chunked_matches_fla_naive_chunk(T, chunk, gate, group):
+    q, k, v, g, beta, h0 = inputs(2, T, 3, 16, 24, gate, seed=T + chunk, state=True, group=group)
     o_ref, S_ref = FLA_KDA.naive_chunk_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True,
                                            chunk_size=chunk)
     o, S = kda.kda_chunked(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
     assert _close(o, o_ref) < TOL and _close(S, S_ref) < TOL
 
 
-def test_bfloat16_inputs_are_computed_in_float32():
-    q, k, v, g, beta, _ = (x.bfloat16() if x is not None else None for x in inputs(1, 50, 2, 16, 16, "bounded", 3))
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_half_precision_inputs_are_computed_in_float32(dtype):
+    q, k, v, g, beta, _ = (x.to(dtype) if x is not None else None for x in inputs(1, 50, 2, 16, 16, "bounded", 3))
     o_ref, S_ref = FLA_KDA.naive_recurrent_kda(q, k, v, g, beta, output_final_state=True)
+    step = torch.finfo(dtype).eps                            # one rounding step of the output's dtype
     for fn in (kda.kda_recurrent, kda.kda_chunked):
         o, S = fn(q, k, v, g, beta)
-        assert o.dtype == torch.bfloat16 and S.dtype == torch.float32
+        assert o.dtype == dtype and S.dtype == torch.float32
         assert _close(S, S_ref) < TOL
-        assert _close(o.float(), o_ref.float()) <= 2 ** -7 * o_ref.float().abs().max().item()   # one bf16 step
+        assert _close(o.float(), o_ref.float()) <= step * o_ref.float().abs().max().item()
 
 
 @pytest.mark.parametrize("T,chunk", [(77, 64), (64, 16), (5, 64)])
@@ -91,6 +98,20 @@ def test_gated_delta_rule_matches_fla(T, chunk):
                                                         output_final_state=True)
     o, S = kda.gated_delta_rule(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
     for o_ref, S_ref in ((o_rec, S_rec), (o_chk, S_chk)):
+        assert _close(o, o_ref) < TOL and _close(S, S_ref) < TOL
+
+
+@pytest.mark.parametrize("T,chunk", [(50, 16), (7, 64)])
+def test_grouped_gated_delta_rule_matches_qwen3_next(T, chunk):
+    """Two value heads per key head, as Qwen3.5's Gated DeltaNet runs it; transformers' Qwen3-Next
+    reference takes the H key heads and HV value heads as they are."""
+    from transformers.models.qwen3_next import modeling_qwen3_next as M
+
+    q, k, v, g, beta, h0 = inputs(2, T, 2, 8, 16, "bounded", seed=T, state=True, scalar_gate=True, group=2)
+    o, S = kda.gated_delta_rule(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
+    assert o.shape == v.shape and S.shape == h0.shape
+    for ref in (M.torch_chunk_gated_delta_rule, M.torch_recurrent_gated_delta_rule):
+        o_ref, S_ref = ref(q, k, v, g, beta, initial_state=h0, output_final_state=True)
         assert _close(o, o_ref) < TOL and _close(S, S_ref) < TOL
 
 
@@ -124,8 +145,15 @@ def _glm5_kda(d_model, heads, head_dim, kernel):
     return ref
 
 
-def test_kda_layer_matches_transformers():
+@pytest.mark.parametrize("qk_weight", [None, 1e-3])
+def test_kda_layer_matches_transformers(qk_weight):
+    """``qk_weight``: tiny q and k projections, so that |q|^2 is near the L2 norm's eps and where the
+    eps sits (inside the root, or F.normalize's clamp) moves the output by 5e-2."""
     ref = _glm5_kda(32, 3, 8, 4)
+    if qk_weight is not None:
+        with torch.no_grad():
+            for w in (ref.q_proj.weight, ref.k_proj.weight):
+                w.copy_(qk_weight * torch.randn(w.shape, generator=torch.Generator().manual_seed(3)))
     ours = kda.KDA(32, 3, 8, conv_kernel=4, lower_bound=-5.0, gate_rank=8, chunk_size=16)
     f = ref.forget_gate
     ours.load_state_dict({
@@ -136,13 +164,39 @@ def test_kda_layer_matches_transformers():
         "o_norm.weight": ref.o_norm.weight, "o_proj.weight": ref.o_proj.weight})
     x = torch.randn(2, 37, 32, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
-        assert _close(ours(x), ref(x)) < TOL
+        expected = ref(x)
+        assert _close(ours(x), expected) < TOL
+        assert expected.abs().mean() > 0.1
         g = ours.forget_gate(x)
     assert g.min() > -5 and g.max() < 0
 
 
-def test_decoding_with_the_cache_continues_the_prefill():
-    layer = kda.KDA(24, 2, 8, head_dim_v=12, conv_kernel=4, chunk_size=8)
+def _repeat_heads(w, heads, group):
+    """Rows of w [heads * n, ...] with each head's block repeated ``group`` times in place."""
+    return w.unflatten(0, (heads, -1)).repeat_interleave(group, 0).flatten(0, 1)
+
+
+def test_grouped_value_heads_equal_repeated_key_heads():
+    """A GVA layer (2 key heads, 4 value heads) is the layer with 4 key heads whose q and k
+    projections (and their conv channels) repeat each key head for its two value heads."""
+    H, K, V, group = 2, 8, 6, 2
+    gva = kda.KDA(24, H, K, head_dim_v=V, conv_kernel=3, chunk_size=8, value_heads=H * group)
+    full = kda.KDA(24, H * group, K, head_dim_v=V, conv_kernel=3, chunk_size=8)
+    q_conv, k_conv, v_conv = gva.conv_weight.split([H * K, H * K, H * group * V])
+    state = dict(gva.state_dict(), **{
+        "q_proj.weight": _repeat_heads(gva.q_proj.weight, H, group),
+        "k_proj.weight": _repeat_heads(gva.k_proj.weight, H, group),
+        "conv_weight": torch.cat([_repeat_heads(q_conv, H, group), _repeat_heads(k_conv, H, group), v_conv])})
+    full.load_state_dict(state)
+    x = torch.randn(2, 21, 24, generator=torch.Generator().manual_seed(4))
+    with torch.no_grad():
+        expected = full(x)
+        assert _close(gva(x), expected) < TOL and expected.abs().mean() > 0.01
+
+
+@pytest.mark.parametrize("value_heads", [2, 4])
+def test_decoding_with_the_cache_continues_the_prefill(value_heads):
+    layer = kda.KDA(24, 2, 8, head_dim_v=12, conv_kernel=4, chunk_size=8, value_heads=value_heads)
     x = torch.randn(2, 30, 24, generator=torch.Generator().manual_seed(2))
     with torch.no_grad():
         full = layer(x)
@@ -151,16 +205,17 @@ def test_decoding_with_the_cache_continues_the_prefill():
     assert _close(torch.cat(steps, 1), full) < TOL
 
 
-@pytest.mark.parametrize("heads,K,V,kernel,state,conv", [(2, 8, 12, 4, "fp32", "fp32"), (3, 16, 16, 1, "bf16", "fp32"),
-                                                         (1, 4, 32, 2, "fp32", "bf16")])
-def test_cache_bytes_equal_the_calculator(heads, K, V, kernel, state, conv):
+@pytest.mark.parametrize("heads,K,V,kernel,state,conv,group", [
+    (2, 8, 12, 4, "fp32", "fp32", 1), (3, 16, 16, 1, "bf16", "fp32", 1), (1, 4, 32, 2, "fp32", "bf16", 1),
+    (2, 8, 12, 4, "fp32", "bf16", 2)])
+def test_cache_bytes_equal_the_calculator(heads, K, V, kernel, state, conv, group):
     dtype = {"fp32": torch.float32, "bf16": torch.bfloat16}
-    layer = kda.KDA(16, heads, K, head_dim_v=V, conv_kernel=kernel)
+    layer = kda.KDA(16, heads, K, head_dim_v=V, conv_kernel=kernel, value_heads=heads * group)
     cache = layer.new_cache(1, dtype[state], dtype[conv])
     with torch.no_grad():
         for t in range(3):                       # the cache does not grow as tokens arrive
             layer(torch.randn(1, 1 + t, 16), cache)
-            assert cache.nbytes == kv.kda_state_bytes(heads, K, V, state, kernel, conv)
+            assert cache.nbytes == kv.kda_state_bytes(heads, K, V, state, kernel, conv, value_heads=heads * group)
             assert cache.state.dtype == dtype[state] and cache.conv.dtype == dtype[conv]
 
 
@@ -215,5 +270,8 @@ def test_bad_input_names_the_argument(raises_param):
     raises_param("chunk_size", kda.kda_chunked, q, k, v, g, beta, chunk_size=2.5)
     raises_param("g", kda.gated_delta_rule, q, k, v, g, beta)            # needs one gate per head
     raises_param("lower_bound", kda.KDA, 16, 2, 8, lower_bound=1.0)
+    raises_param("value_heads", kda.KDA, 16, 2, 8, value_heads=3)
+    raises_param("v", kda.kda_chunked, q, k, torch.randn(1, 10, 3, 4), g, beta)     # 3 value heads for 2 key heads
+    raises_param("value_heads", kv.kda_state_bytes, 2, 8, 8, value_heads=1)
     raises_param("tile", kda.largest_safe_gate, 0, torch.bfloat16)
     raises_param("g", kda.tile_factor_exponents, g[0], 3)

@@ -113,18 +113,20 @@ def mla_bytes_per_token(kv_lora_rank: int, rope_dim: int, fmt: KVFormat, latents
 
 
 def kda_state_bytes(heads: int, head_dim_k: int, head_dim_v: int, state_dtype: str = "bf16",
-                    conv_kernel: int = 0, conv_dtype: str = "bf16") -> int:
-    """One KDA layer's fixed state: heads x K x V, plus the short convolution's last kernel-1 inputs
-    of q, k and v (zero when ``conv_kernel`` is 0, as the article counts it)."""
+                    conv_kernel: int = 0, conv_dtype: str = "bf16", value_heads: int | None = None) -> int:
+    """One KDA layer's fixed state: value_heads x K x V, plus the short convolution's last kernel-1
+    inputs of q, k (``heads`` each) and v (``value_heads``; zero when ``conv_kernel`` is 0, as the
+    article counts it). ``value_heads`` defaults to ``heads``; more is grouped value attention."""
     check_int("heads", heads, minimum=1)
+    value_heads = check_int("value_heads", heads if value_heads is None else value_heads, minimum=heads)
     check_int("head_dim_k", head_dim_k, minimum=1)
     check_int("head_dim_v", head_dim_v, minimum=1)
     check_choice("state_dtype", state_dtype, STATE_DTYPES)
     check_choice("conv_dtype", conv_dtype, STATE_DTYPES)
     check_int("conv_kernel", conv_kernel, minimum=0)
-    state = heads * head_dim_k * head_dim_v * STATE_BYTES[state_dtype]
-    conv = max(conv_kernel - 1, 0) * heads * (2 * head_dim_k + head_dim_v) * STATE_BYTES[conv_dtype]
-    return state + conv
+    state = value_heads * head_dim_k * head_dim_v * STATE_BYTES[state_dtype]
+    width = 2 * heads * head_dim_k + value_heads * head_dim_v
+    return state + max(conv_kernel - 1, 0) * width * STATE_BYTES[conv_dtype]
 
 
 def _check_tokens(tokens) -> int:
@@ -191,6 +193,13 @@ def kv_breakdown(spec, tokens: int, kv_dtype=None, state_dtype: str | None = Non
         label = group_label(g)
         out[label] = out.get(label, 0) + _group_bytes(spec, g, tokens, kv_dtype, state_dtype)
     return out
+
+
+def group_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> list[tuple]:
+    """(group, bytes) for each cache group of ``spec``: what one request of ``tokens`` tokens holds."""
+    spec, tokens = _spec(spec), _check_tokens(tokens)
+    state_dtype = state_dtype or spec.state_dtype or "bf16"
+    return [(g, _group_bytes(spec, g, tokens, kv_dtype, state_dtype)) for g in spec.attention]
 
 
 def request_kv_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> float:

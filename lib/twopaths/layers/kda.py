@@ -11,10 +11,12 @@ a write strength beta_t in [0, 1] (equation 1 of the Kimi Linear report)::
 ``kda_recurrent`` runs that loop token by token; ``kda_chunked`` computes the same outputs a chunk
 at a time with matrix products (the WY / UT form), which is how training kernels run it.
 Gated DeltaNet is the case where alpha_t is one scalar per head (``gated_delta_rule``).
-Tensor layout as in fla's ``naive_recurrent_kda``: q, k [B, T, H, K]; v [B, T, H, V];
-g [B, T, H, K] (log-retention, already activated, <= 0); beta [B, T, H] (after the sigmoid);
-state [B, H, K, V]. Inputs of any float dtype are computed in float32; outputs come back in the
-dtype of ``v``, the state in float32.
+Tensor layout as in fla's ``naive_recurrent_kda``: q, k [B, T, H, K]; v [B, T, HV, V];
+g [B, T, HV, K] (log-retention, already activated, <= 0); beta [B, T, HV] (after the sigmoid);
+state [B, HV, K, V]. HV = H is one state per key head; HV a multiple of H is grouped value
+attention (GVA, as Qwen3.5's Gated DeltaNet): value head j reads key head j // (HV / H).
+Inputs of any float dtype are computed in float32; outputs come back in the dtype of ``v``, the
+state in float32.
 
 ``KDA`` is the layer around that core: short convolution, L2-normalised q and k, K3's lower-bound
 forget gate g = lb * sigmoid(...), beta, a gated RMSNorm on the output, and a decode cache.
@@ -49,20 +51,22 @@ def _check_tensor(name: str, x, shape: tuple) -> None:
 
 def check_inputs(q, k, v, g, beta, scale=None, initial_state=None, scalar_gate=False) -> float:
     """Validate the kernels' inputs (shapes, g <= 0, beta in [0, 1]); return the scale to use.
-    ``scalar_gate``: g is one value per head, [B, T, H] (Gated DeltaNet)."""
+    ``scalar_gate``: g is one value per value head, [B, T, HV] (Gated DeltaNet)."""
     if not isinstance(q, torch.Tensor) or q.dim() != 4:
         raise ParameterError("q", getattr(q, "shape", q), "a tensor [B, T, H, K]")
     B, T, H, K = q.shape
     _check_tensor("q", q, (B, T, H, K))
     _check_tensor("k", k, (B, T, H, K))
     if not isinstance(v, torch.Tensor) or v.dim() != 4:
-        raise ParameterError("v", getattr(v, "shape", v), f"a tensor [{B}, {T}, {H}, V]")
-    V = v.shape[-1]
-    _check_tensor("v", v, (B, T, H, V))
-    _check_tensor("g", g, (B, T, H) if scalar_gate else (B, T, H, K))
-    _check_tensor("beta", beta, (B, T, H))
+        raise ParameterError("v", getattr(v, "shape", v), f"a tensor [{B}, {T}, HV, V]")
+    HV, V = v.shape[2:]
+    if HV % H:
+        raise ParameterError("v", tuple(v.shape), f"value heads (dim 2) a multiple of the {H} key heads")
+    _check_tensor("v", v, (B, T, HV, V))
+    _check_tensor("g", g, (B, T, HV) if scalar_gate else (B, T, HV, K))
+    _check_tensor("beta", beta, (B, T, HV))
     if initial_state is not None:
-        _check_tensor("initial_state", initial_state, (B, H, K, V))
+        _check_tensor("initial_state", initial_state, (B, HV, K, V))
     if g.numel() and not (g <= 0).all():   # also refuses NaN
         raise ParameterError("g", g.max().item(), "log-retention <= 0 everywhere (exp(g) in (0, 1])")
     if beta.numel() and not ((beta >= 0) & (beta <= 1)).all():
@@ -71,12 +75,19 @@ def check_inputs(q, k, v, g, beta, scale=None, initial_state=None, scalar_gate=F
     return K ** -0.5 if scale is None else check_real("scale", scale, minimum=0, open_min=True)
 
 
+def _per_value_head(q, k, v):
+    """q, k [B, T, H, K] repeated to v's HV heads, each key head serving HV / H consecutive ones."""
+    group = v.shape[2] // q.shape[2]
+    return q.repeat_interleave(group, dim=2), k.repeat_interleave(group, dim=2)
+
+
 # --- the recurrence ---------------------------------------------------------------------------------
 
 def kda_recurrent(q, k, v, g, beta, scale=None, initial_state=None):
-    """KDA token by token. Returns (o [B, T, H, V] in v's dtype, final state [B, H, K, V] float32)."""
+    """KDA token by token. Returns (o [B, T, HV, V] in v's dtype, final state [B, HV, K, V] float32)."""
     scale = check_inputs(q, k, v, g, beta, scale, initial_state)
     dtype = v.dtype
+    q, k = _per_value_head(q, k, v)
     q, k, v, g, beta = (x.float() for x in (q, k, v, g, beta))
     B, T, H, K = q.shape
     S = q.new_zeros(B, H, K, v.shape[-1]) if initial_state is None else initial_state.float().clone()
@@ -160,7 +171,8 @@ def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64)
     chunk_size = check_int("chunk_size", chunk_size, minimum=1)
     scale = check_inputs(q, k, v, g, beta, scale, initial_state)
     dtype = v.dtype
-    B, T, H, K = q.shape
+    q, k = _per_value_head(q, k, v)
+    B, T, H, K = q.shape                                           # H: the value heads from here on
     V, C = v.shape[-1], chunk_size
     N = math.ceil(T / C)
     pad = N * C - T
@@ -197,9 +209,10 @@ def kda_chunked(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64)
 
 
 def gated_delta_rule(q, k, v, g, beta, scale=None, initial_state=None, chunk_size=64):
-    """Gated DeltaNet (Qwen3-Next): KDA with one retention per head, g [B, T, H] instead of [B, T, H, K]."""
+    """Gated DeltaNet (Qwen3-Next): KDA with one retention per value head, g [B, T, HV] instead of
+    [B, T, HV, K]."""
     check_inputs(q, k, v, g, beta, scale, initial_state, scalar_gate=True)
-    return kda_chunked(q, k, v, g[..., None].expand(q.shape), beta, scale, initial_state, chunk_size)
+    return kda_chunked(q, k, v, g[..., None].expand(*g.shape, q.shape[-1]), beta, scale, initial_state, chunk_size)
 
 
 def l2_normalise(x: torch.Tensor, eps: float = 1e-6) -> torch.Tensor:
@@ -255,7 +268,7 @@ def _projection(d_in: int, d_out: int, rank: int | None) -> nn.Module:
 @dataclass
 class KDACache:
     """What one KDA layer keeps per request while decoding: the conv inputs of the last kernel-1
-    tokens [B, H(2K + V), kernel-1] and the state [B, H, K, V]. Neither grows with the context."""
+    tokens [B, 2HK + HV V, kernel-1] and the state [B, HV, K, V]. Neither grows with the context."""
 
     conv: torch.Tensor
     state: torch.Tensor
@@ -266,35 +279,40 @@ class KDACache:
 
 
 class KDA(nn.Module):
-    """One KDA layer: [B, T, d_model] -> [B, T, d_model], causal."""
+    """One KDA layer: [B, T, d_model] -> [B, T, d_model], causal. ``heads`` query/key heads;
+    ``value_heads`` (default: as many) a multiple of them, each with its own state, gates and write
+    strength (GVA)."""
 
     def __init__(self, d_model: int, heads: int, head_dim_k: int, head_dim_v: int | None = None,
                  conv_kernel: int = 4, lower_bound: float = -5.0, gate_rank: int | None = None,
-                 chunk_size: int = 64, norm_eps: float = 1e-5):
+                 chunk_size: int = 64, norm_eps: float = 1e-5, value_heads: int | None = None):
         super().__init__()
         self.heads = check_int("heads", heads, minimum=1)
+        self.value_heads = check_int("value_heads", value_heads if value_heads is not None else heads, minimum=1)
+        if self.value_heads % heads:
+            raise ParameterError("value_heads", value_heads, f"a multiple of heads={heads}")
         self.K = check_int("head_dim_k", head_dim_k, minimum=1)
         self.V = check_int("head_dim_v", head_dim_v if head_dim_v is not None else head_dim_k, minimum=1)
         self.kernel = check_int("conv_kernel", conv_kernel, minimum=1)
         self.lower_bound = check_real("lower_bound", lower_bound, maximum=0)
         self.chunk_size = check_int("chunk_size", chunk_size, minimum=1)
-        HK, HV = heads * self.K, heads * self.V
+        HK, HVK, HV = heads * self.K, self.value_heads * self.K, self.value_heads * self.V
         self.q_proj, self.k_proj = nn.Linear(d_model, HK, bias=False), nn.Linear(d_model, HK, bias=False)
         self.v_proj = nn.Linear(d_model, HV, bias=False)
         self.conv_weight = nn.Parameter(torch.empty(2 * HK + HV, conv_kernel))   # depthwise, causal
         nn.init.uniform_(self.conv_weight, -conv_kernel ** -0.5, conv_kernel ** -0.5)
-        self.f_proj = _projection(d_model, HK, gate_rank)          # forget gate, per channel
-        self.A_log = nn.Parameter(torch.empty(heads).uniform_(1, 16).log())   # per-head gate temperature
-        dt = torch.empty(HK).uniform_(math.log(1e-3), math.log(1e-1)).exp()
+        self.f_proj = _projection(d_model, HVK, gate_rank)         # forget gate, per channel of each state
+        self.A_log = nn.Parameter(torch.empty(self.value_heads).uniform_(1, 16).log())   # per-state temperature
+        dt = torch.empty(HVK).uniform_(math.log(1e-3), math.log(1e-1)).exp()
         self.dt_bias = nn.Parameter(dt + torch.log(-torch.expm1(-dt)))   # per channel; fla's init: slow decay
-        self.b_proj = nn.Linear(d_model, heads, bias=False)        # write strength
+        self.b_proj = nn.Linear(d_model, self.value_heads, bias=False)   # write strength
         self.out_gate = _projection(d_model, HV, gate_rank)
         self.o_norm = nn.RMSNorm(self.V, eps=norm_eps)
         self.o_proj = nn.Linear(HV, d_model, bias=False)
 
     def forget_gate(self, x: torch.Tensor) -> torch.Tensor:
-        """g = lb * sigmoid(e^A_log * (W_f x + dt_bias)) in (lb, 0): K3's bounded log-retention [B, T, H, K]."""
-        f = (self.f_proj(x) + self.dt_bias).unflatten(-1, (self.heads, self.K))
+        """g = lb * sigmoid(e^A_log * (W_f x + dt_bias)) in (lb, 0): K3's bounded log-retention [B, T, HV, K]."""
+        f = (self.f_proj(x) + self.dt_bias).unflatten(-1, (self.value_heads, self.K))
         return self.lower_bound * torch.sigmoid(self.A_log.exp()[:, None] * f)
 
     def new_cache(self, batch: int, state_dtype: torch.dtype = torch.float32, conv_dtype: torch.dtype = torch.float32,
@@ -303,7 +321,7 @@ class KDA(nn.Module):
         only rounds what is stored between calls (transformers' Kimi Linear keeps the state in float32)."""
         width = self.conv_weight.shape[0]
         return KDACache(torch.zeros(batch, width, self.kernel - 1, dtype=conv_dtype, device=device),
-                        torch.zeros(batch, self.heads, self.K, self.V, dtype=state_dtype, device=device))
+                        torch.zeros(batch, self.value_heads, self.K, self.V, dtype=state_dtype, device=device))
 
     def forward(self, x: torch.Tensor, cache: KDACache | None = None) -> torch.Tensor:
         """x [B, T, d_model]. With a cache, continue the request it holds and update it in place."""
@@ -315,10 +333,10 @@ class KDA(nn.Module):
             cache.conv = qkv[..., qkv.shape[-1] - (self.kernel - 1):].detach().to(cache.conv.dtype)
         w = self.conv_weight
         qkv = F.silu(sum(w[:, i, None] * qkv[..., i:i + T] for i in range(self.kernel))).transpose(1, 2)  # [B, T, C]
-        q, k, v = qkv.split([self.heads * self.K, self.heads * self.K, self.heads * self.V], -1)
+        q, k, v = qkv.split([self.heads * self.K, self.heads * self.K, self.value_heads * self.V], -1)
         q = l2_normalise(q.unflatten(-1, (self.heads, self.K)).float())
         k = l2_normalise(k.unflatten(-1, (self.heads, self.K)).float())
-        v = v.unflatten(-1, (self.heads, self.V))
+        v = v.unflatten(-1, (self.value_heads, self.V))
         g, beta = self.forget_gate(x), torch.sigmoid(self.b_proj(x))
         state = None if cache is None else cache.state
         if T == 1:                                                 # decoding: one step of the recurrence
@@ -327,5 +345,5 @@ class KDA(nn.Module):
             o, final = kda_chunked(q, k, v, g, beta, initial_state=state, chunk_size=self.chunk_size)
         if cache is not None:
             cache.state = final.detach().to(cache.state.dtype)
-        o = self.o_norm(o.float()) * torch.sigmoid(self.out_gate(x).unflatten(-1, (self.heads, self.V)).float())
+        o = self.o_norm(o.float()) * torch.sigmoid(self.out_gate(x).unflatten(-1, (self.value_heads, self.V)).float())
         return self.o_proj(o.flatten(-2).to(x.dtype))
