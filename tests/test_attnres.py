@@ -55,18 +55,51 @@ def test_zero_query_reads_the_plain_mean_and_values_keep_their_scale():
     assert torch.allclose(out, (sources[0] + sources[1]) / 2)
 
 
+def block_sources(embedding, outputs, block_size):
+    """The sources after ``outputs``, from the paper's definition: the embedding, the sum of each
+    completed block of ``block_size`` outputs in order, then the open block's partial sum if any."""
+    done = len(outputs) - len(outputs) % block_size
+    blocks = [sum(outputs[i:i + block_size]) for i in range(0, done, block_size)]
+    return [embedding] + blocks + ([sum(outputs[done:])] if done < len(outputs) else [])
+
+
 @pytest.mark.parametrize("block_size", [1, 2, 3, 12])
-def test_block_sources(block_size):
+def test_block_sources_are_the_embedding_block_sums_and_the_partial_sum_in_order(block_size):
     emb = torch.zeros(2)
-    outputs = [torch.full((2,), 2.0**i) for i in range(7)]
+    outputs = [torch.full((2,), 2.0**i) for i in range(7)]        # powers of two: every sum is distinct
     src = DepthSources(emb, block_size)
     for i, out in enumerate(outputs):
         src.add(out)
+        expected = block_sources(emb, outputs[:i + 1], block_size)
+        assert len(src.values()) == len(expected)
+        assert all(torch.equal(a, b) for a, b in zip(src.values(), expected))
         assert len(src.values()) == source_count(i + 1, block_size)
     # The sources sum to what a plain residual would hold: the embedding plus every output.
     assert torch.equal(sum(src.values()), emb + sum(outputs))
-    if block_size == 1:
-        assert all(torch.equal(a, b) for a, b in zip(src.values()[1:], outputs))
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 3])
+def test_tiny_lm_reads_its_block_sources_as_fla_mixes_them(block_size):
+    """The model's forward rebuilt from its own sublayers: each sublayer reads fla's mix of the
+    sources the definition gives (``block_sources``), with random pseudo-queries so that the order
+    and content of the sources matter."""
+    from twopaths.experiments import attnres_lm as al
+
+    torch.manual_seed(block_size)
+    model = al.TinyLM(7, dim=8, layers=3, heads=2, block_size=block_size)
+    with torch.no_grad():
+        for read in model.depth:
+            read.query.normal_()
+            read.key_weight.uniform_(0.5, 1.5)
+        tokens = torch.randint(0, 7, (2, 5))
+        logits, _ = model(tokens)
+        emb, outputs = model.embed(tokens), []
+        for f, norm, read in zip(model.sublayers, model.norms, model.depth):
+            u = _naive_attnres()(read.query, block_sources(emb, outputs, block_size), read.key_weight)
+            outputs.append(f(norm(u)))
+        u = _naive_attnres()(model.depth[-1].query, block_sources(emb, outputs, block_size), model.depth[-1].key_weight)
+        expected = model.head(model.norms[-1](u))
+    assert (logits - expected).abs().max().item() < TOL
 
 
 def test_bad_input(raises_param):
