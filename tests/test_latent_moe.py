@@ -9,22 +9,34 @@ from twopaths.layers.ffn import FFN
 D, LATENT, E, K, H, SH = 16, 8, 8, 2, 12, 20
 
 
-def test_plumbing_matches_nemotron_h_latent_moe():
-    """Nemotron-H has our shape without the norm and with relu^2 experts: match it with norm=False, act=relu2."""
+@pytest.mark.parametrize("norm", [False, True])
+def test_plumbing_matches_nemotron_h_latent_moe(norm):
+    """Nemotron-H has our shape without the norm and with relu^2 experts: match it with norm=False, act=relu2.
+    With the norm, Nemotron-H's own RMSNorm placed before its fc2_latent_proj is K3's stable form; the
+    chain is scaled down so that the latent's mean square (~1e-5) is near eps, and where eps sits shows."""
     from transformers import NemotronHConfig
-    from transformers.models.nemotron_h.modeling_nemotron_h import NemotronHMoE
+    from transformers.models.nemotron_h.modeling_nemotron_h import NemotronHMoE, NemotronHRMSNorm
     torch.manual_seed(0)
     cfg = NemotronHConfig(hidden_size=D, moe_latent_size=LATENT, n_routed_experts=E, num_experts_per_tok=K,
                           moe_intermediate_size=H, moe_shared_expert_intermediate_size=SH, n_group=2,
                           topk_group=1, routed_scaling_factor=2.0, norm_topk_prob=True, mlp_hidden_act="relu2")
     router = routers.TopKRouter(D, E, K, "sigmoid", n_group=2, topk_group=1, scale=2.0)
-    ours = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=1, shared_hidden=SH, act="relu2", norm=False,
+    ours = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=1, shared_hidden=SH, act="relu2", norm=norm,
                                 router=router)
     ref = NemotronHMoE(cfg)
     with torch.no_grad():
+        if norm:
+            ours.down.weight.mul_(0.1)
+            ours.norm.weight.uniform_(0.5, 1.5)
+            ref_norm = NemotronHRMSNorm(LATENT, eps=ours.norm.eps)
+            ref_norm.weight.copy_(ours.norm.weight)
+            ref.fc2_latent_proj = torch.nn.Sequential(ref_norm, ref.fc2_latent_proj)
+            fc2 = ref.fc2_latent_proj[1]
+        else:
+            fc2 = ref.fc2_latent_proj
         ref.gate.weight.copy_(router.proj.weight)
         ref.fc1_latent_proj.weight.copy_(ours.down.weight)
-        ref.fc2_latent_proj.weight.copy_(ours.up.weight)
+        fc2.weight.copy_(ours.up.weight)
         ref.experts.up_proj.copy_(ours.experts.w_up)
         ref.experts.down_proj.copy_(ours.experts.w_down)
         ref.shared_experts.up_proj.weight.copy_(ours.shared.w_up.weight)
@@ -33,6 +45,10 @@ def test_plumbing_matches_nemotron_h_latent_moe():
     y = ours(x)
     torch.testing.assert_close(y, ref(x), rtol=1e-5, atol=1e-6)
     assert len(ours.last_routing.indices.unique()) > E // 2          # many experts took part
+    if norm:                                                          # the regime where eps matters
+        mean_square = ours.experts(ours.down(x.flatten(0, 1)), ours.last_routing.indices,
+                                   ours.last_routing.weights).square().mean()
+        assert 1e-7 < mean_square < 1e-3
 
 
 def test_routed_path_follows_the_formula():
