@@ -67,5 +67,23 @@ def test_entry_counts_are_what_the_toy_layers_attend(T):
 
 
 def test_bad_input(raises_param):
-    raises_param("model", af.attention_layers, "kimi-k3")
+    raises_param("model", af.attention_layers, "qwen-2.5-72b")
     raises_param("tokens", af.attention_flops, "deepseek-v3.2", -1)
+
+
+def test_k3_counts_its_mla_layers_and_a_fixed_kda_cost():
+    """K3: 24 MLA layers over every token (96 heads, 576 + 512 absorbed, 192 + 128 un-absorbed in
+    prefill) and 69 KDA layers at three 128 x 128 products per head, whatever the context."""
+    t = 500_000
+    mla_decode = 24 * 2 * 96 * t * (576 + 512)
+    mla_prefill = 24 * 2 * 96 * t * (192 + 128)
+    kda = 69 * 2 * 3 * 96 * 128 * 128
+    assert af.attention_flops("kimi-k3", t) == mla_decode + kda
+    assert af.attention_flops("kimi-k3", t, prefill=True) == mla_prefill + kda
+    assert af.attention_flops("kimi-k3", 1) - kda == 24 * 2 * 96 * (576 + 512)
+
+
+def test_prefill_form_changes_only_mla():
+    """V4's layers share one K=V head: no un-absorbed form, so prefill costs what decode does."""
+    assert af.attention_flops("deepseek-v4-pro", 65_536, prefill=True) == af.attention_flops("deepseek-v4-pro", 65_536)
+    assert af.attention_flops("deepseek-v3", 4096, prefill=True) < af.attention_flops("deepseek-v3", 4096)

@@ -6,6 +6,8 @@ import math
 import pytest
 
 from twopaths.calc import fleet
+from twopaths.calc.placement import Placement, memory
+from twopaths.specs.serving import assumptions
 from twopaths.claims.audit import audit
 from twopaths.claims.checks.serving import smaller_beyond
 
@@ -18,10 +20,14 @@ def rows():
 def test_the_article_deployment_reproduces_only_under_its_own_rounding(rows):
     for cid in ("k3-nodes-h200", "v4-nodes-h200", "k3-nodes-b300", "v4-nodes-b300", "k3-h200-nodes-rho25"):
         assert rows[cid].verdict == "matches", rows[cid]
-    # 896 GB / 6.1 GB is 146.9 sessions: the article's 147 rounds up what a unit cannot hold; from the
-    # same 56 GB a GPU and 6.1 GB a request, counts that never fall short need more than its 190 nodes.
-    strict = fleet.counts(56e9, 6.1e9, 16, 10_000, 1.0, 2.5, rounding="strict")
-    assert strict.requests_per_unit == 146 and strict.nodes > rows["v4-nodes-h200"].recomputed == 190
+    # 896 GB / 6.1 GB is 146.9 sessions: the article's 147 rounds up what a unit cannot hold, and pools
+    # a unit's room; with whole 6.1 GB requests on each GPU's 56 GB a unit holds 16 x 9 = 144, and a
+    # plan that never falls short needs more than its 190 nodes.
+    a = assumptions("article")
+    gpu = memory("deepseek-v4-pro", "h200", Placement(16), 500_000, a)
+    assert gpu.requests == 9 and 16 * gpu.requests < 146 < rows["v4-requests-per-unit"].recomputed == 147
+    strict = fleet.plan("deepseek-v4-pro", "h200", a, placement=Placement(16))
+    assert strict.nodes > rows["v4-nodes-h200"].recomputed == 190
 
 
 def test_an_error_is_reported_where_it_is_made_not_downstream(rows):
@@ -60,3 +66,12 @@ def test_k3_never_holds_less_than_dsv4_at_any_context(rows):
     r = rows["kda-advantage-context"]
     assert math.isinf(r.recomputed) and math.isinf(r.public_config)
     assert smaller_beyond("deepseek-v4-pro", "kimi-k3") == 0      # the other way round, from the first token
+
+
+def test_public_fleet_figures_come_from_plans_that_fit(rows):
+    """The public column of every node count is a valid plan under the book's assumptions."""
+    book = assumptions()
+    for cid, (model, gpu) in {"k3-nodes-h200": ("kimi-k3", "h200"), "v4-nodes-h200": ("deepseek-v4-pro", "h200"),
+                              "k3-nodes-b300": ("kimi-k3", "b300"), "v4-nodes-b300": ("deepseek-v4-pro", "b300")}.items():
+        p = fleet.plan(model, gpu, book)
+        assert rows[cid].public_config == p.nodes and p.decode.used <= p.decode.usable

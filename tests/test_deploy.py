@@ -1,11 +1,13 @@
 """Deployment calculators: every figure of the article's part III reproduced under its own
-assumptions and rounding, strict rounding's guarantees, and the arithmetic they share."""
+assumptions and rounding (``calc.article_fleet``), and the arithmetic the plans share. The plans
+that fit are tested in test_fleet.py."""
 
 import math
 
 import pytest
 
-from twopaths.calc import bare, cost, decode, disagg, ep, fleet, offload
+from twopaths.calc import bare, cost, decode, disagg, ep, offload
+from twopaths.calc.article_fleet import article_gain, article_plan
 from twopaths.calc.rounding import cover, fit, to_figures, to_step
 from twopaths.specs import gpu
 from twopaths.specs.deployment import deployment, scenarios, workload
@@ -13,10 +15,6 @@ from twopaths.specs.deployment import deployment, scenarios, workload
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
 ART = dict(basis="stated", rounding="article")
 GB = 1e9
-
-
-def article_plan(model, g="h200", **kw):
-    return fleet.plan(model, g, **ART, **kw)
 
 
 # --- rounding ------------------------------------------------------------------------------------
@@ -102,27 +100,9 @@ def test_article_ratios():
     n = {(m, g): article_plan(m, g).nodes for m in (K3, V4) for g in ("h200", "b300")}
     assert round(n[K3, "h200"] / n[V4, "h200"], 1) == 4.3
     assert round(n[K3, "b300"] / n[V4, "b300"], 1) == 4.8
-    assert round(fleet.gain(K3, **ART), 1) == 3.2 and round(fleet.gain(V4, **ART), 1) == 3.6
+    assert round(article_gain(K3), 1) == 3.2 and round(article_gain(V4), 1) == 3.6
     v4 = {g: ep.ep_row(V4, g, 16, rounding="article").kv_per_gpu for g in ("h200", "b300")}
     assert round(v4["b300"] / v4["h200"], 1) == 3.6                # "56 GB to 203 GB (3.6x)"
-
-
-def test_strict_rounding_covers_the_demand():
-    for model in (K3, V4):
-        plan = fleet.plan(model)
-        room = plan.unit_kv / plan.request_bytes
-        assert plan.requests_per_unit <= room < plan.requests_per_unit + 1
-        assert plan.units * plan.requests_per_unit >= plan.concurrency
-        assert (plan.units - 1) * plan.requests_per_unit < plan.concurrency
-        assert plan.p_nodes * plan.pd_ratio >= plan.d_nodes
-    assert (fleet.plan(K3).nodes, fleet.plan(V4).nodes) == (801, 191)
-
-
-def test_gpu_packing_never_holds_more_than_the_pooled_unit():
-    for model in (K3, V4):
-        pooled, per_gpu = fleet.plan(model), fleet.plan(model, packing="gpu")
-        assert per_gpu.requests_per_unit <= pooled.requests_per_unit
-        assert per_gpu.requests_per_unit % per_gpu.ep == 0
 
 
 # --- Step 5: offload by duty cycle ------------------------------------------------------------------

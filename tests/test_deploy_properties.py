@@ -1,41 +1,16 @@
-"""Deployment calculators: invariants (hypothesis), the sweep against the scalar plan, and
-published anchors (anchors.yaml) the calculators must respect."""
+"""Deployment calculators: layout invariants (hypothesis), bandwidth, and published anchors
+(anchors.yaml) the calculators must respect. Plans and the sweep: test_fleet.py."""
 
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from twopaths.calc import decode, ep, fleet, kv, sweep, weights
-from twopaths.calc.request import BASES
-from twopaths.calc.rounding import ROUNDINGS
-from twopaths.specs import gpu as gpu_spec, model as model_spec
+from twopaths.calc import decode, ep, kv, weights
+from twopaths.specs import model as model_spec
 from twopaths.specs.deployment import anchors
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
-MODELS = {"stated": [K3, V4], "article": [K3, V4], "public": [K3, V4, "deepseek-v4-flash", "deepseek-v3"]}
 FAST = settings(max_examples=25)
-
-
-# --- node counts never fall as demand grows --------------------------------------------------------
-
-@FAST
-@given(basis=st.sampled_from(BASES), rounding=st.sampled_from(ROUNDINGS), packing=st.sampled_from(fleet.PACKINGS),
-       concurrency=st.lists(st.integers(1, 200_000), min_size=2, max_size=12, unique=True),
-       context=st.lists(st.integers(1_000, 2_000_000), min_size=2, max_size=8, unique=True),
-       rho=st.floats(0.01, 1.0), gpus=st.sampled_from(["h200", "b300", "h100"]))
-def test_nodes_never_fall_as_concurrency_or_context_grows(basis, rounding, packing, concurrency, context, rho, gpus):
-    s = sweep.sweep(MODELS[basis], gpus, concurrency=sorted(concurrency), context=sorted(context), rho=rho,
-                    basis=basis, rounding=rounding, packing=packing)
-    for axis in (3, 4):                       # concurrency, context
-        with np.errstate(invalid="ignore"):   # inf - inf is nan: a request that never fits stays unfit
-            assert not (np.diff(s.nodes, axis=axis) < 0).any()
-
-
-@FAST
-@given(rho=st.lists(st.floats(0.01, 1.0), min_size=2, max_size=8, unique=True), rounding=st.sampled_from(ROUNDINGS))
-def test_nodes_never_fall_as_rho_grows(rho, rounding):
-    s = sweep.sweep([K3, V4], ["h200", "b300"], concurrency=10_000, context=500_000, rho=sorted(rho), rounding=rounding)
-    assert (np.diff(s.nodes, axis=5) >= 0).all()
 
 
 # --- experts and weights per GPU add up to the totals ----------------------------------------------
@@ -93,35 +68,6 @@ def test_experts_touched():
     assert decode.experts_touched(10_000, 8, 256) == pytest.approx(1.0)
 
 
-# --- the sweep is the plan, elementwise -------------------------------------------------------------
-
-@FAST
-@given(basis=st.sampled_from(["stated", "article"]), rounding=st.sampled_from(ROUNDINGS),
-       packing=st.sampled_from(fleet.PACKINGS), concurrency=st.integers(1, 50_000),
-       context=st.integers(10_000, 1_500_000), rho=st.floats(0.05, 1.0), pd=st.floats(0.5, 5.0),
-       model=st.sampled_from([K3, V4]), g=st.sampled_from(["h200", "b300"]), n=st.sampled_from([None, 32, 64]))
-def test_sweep_matches_plan(basis, rounding, packing, concurrency, context, rho, pd, model, g, n):
-    s = sweep.sweep(model, g, concurrency=concurrency, context=context, rho=rho, pd_ratio=pd, ep=n,
-                    basis=basis, rounding=rounding, packing=packing)
-    try:
-        p = fleet.plan(model, g, basis=basis, rounding=rounding, packing=packing, concurrency=concurrency,
-                       context=context, rho=rho, pd_ratio=pd, ep=n)
-    except Exception:             # the plan refuses a request that does not fit; the sweep says inf
-        assert np.isinf(s.nodes).all()
-        return
-    assert (s.d_nodes.item(), s.p_nodes.item(), s.requests_per_unit.item()) == (p.d_nodes, p.p_nodes, p.requests_per_unit)
-
-
-def test_sweep_public_matches_plan():
-    s = sweep.sweep([K3, V4], ["h200", "b300"], concurrency=[5_000, 10_000], context=[100_000, 500_000], basis="public")
-    for m in (K3, V4):
-        for g in ("h200", "b300"):
-            for c in (5_000, 10_000):
-                for t in (100_000, 500_000):
-                    p = fleet.plan(m, g, basis="public", concurrency=c, context=t)
-                    assert s.nodes[s.index(model=m, gpu=g, concurrency=c, context=t)].item() == p.nodes
-
-
 # --- published anchors -------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("name, a", sorted(anchors("decode_throughput").items()))
@@ -150,15 +96,3 @@ def test_dispatch_fanout_against_enumeration():
     assert ep.dispatch_fanout(experts, k, per) == pytest.approx(np.mean(share))
     assert ep.dispatch_fanout(896, 1, 28) == pytest.approx(28 / 896)
     assert ep.dispatch_fanout(896, 16, 896) == 1.0
-
-
-@pytest.mark.parametrize("model, g", [(K3, "h200"), (V4, "b300")])
-def test_plan_step_reads_what_a_full_gpu_holds(model, g):
-    p = fleet.plan(model, g)
-    full = decode.plan_step(p)
-    assert full.batch == int(p.layout.kv_per_gpu // p.request_bytes)
-    assert full.kv_bytes <= p.layout.kv_per_gpu
-    assert full.weight_bytes <= p.layout.weights_per_gpu + p.layout.overhead_bytes
-    steps = [decode.plan_step(p, b).step for b in range(1, full.batch + 1)]
-    assert all(np.diff(steps) > 0)
-    assert decode.plan_step(p, bandwidth=gpu_spec(g).hbm_bandwidth / 2).step == pytest.approx(2 * full.step)

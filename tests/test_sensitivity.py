@@ -1,32 +1,42 @@
-"""The tornado data: one assumption at a time, walls shown as infinity, the public EP chosen well."""
+"""The tornado data: one setting at a time, walls shown as infinity, the placement chosen well."""
 
 import math
 
-from twopaths.calc import ep, fleet
+from twopaths.calc import fleet
+from twopaths.calc.placement import placements
 from twopaths.calc.sensitivity import nodes, tornado
+from twopaths.specs.serving import assumptions
 
-BASE = dict(basis="article", rho=0.25, gpu="h200")
+BOOK = assumptions()
+WORK = fleet.workload(rho=0.25)
 
 
-def test_bars_bracket_the_base_for_monotone_assumptions():
-    bars = {b.assumption: b for b in tornado("kimi-k3", BASE, {"concurrency": (5_000, 20_000), "rho": (0.1, 0.5)})}
+def test_bars_bracket_the_base_for_monotone_settings():
+    bars = {b.assumption: b for b in tornado("kimi-k3", "h200", BOOK, WORK,
+                                             {"concurrency": (5_000, 20_000), "rho": (0.1, 0.5)})}
     for b in bars.values():
         assert b.low_nodes <= b.base_nodes <= b.high_nodes
-    assert bars["concurrency"].base_nodes == fleet.plan("kimi-k3", **BASE).nodes
+    assert bars["concurrency"].base_nodes == fleet.plan("kimi-k3", "h200", BOOK, WORK).nodes
 
 
 def test_widest_first():
-    bars = tornado("deepseek-v4-pro", BASE, {"pd_ratio": (2.0, 3.0), "context": (100_000, 1_000_000)})
+    bars = tornado("deepseek-v4-pro", "h200", BOOK, WORK, {"pd_ratio": (2.0, 3.0), "context": (100_000, 1_000_000)})
     assert [b.assumption for b in bars] == ["context", "pd_ratio"]
 
 
 def test_a_setting_that_does_not_fit_is_infinite():
-    assert nodes("kimi-k3", basis="public", gpu="h200", usable_fraction=0.8) == math.inf
+    a = BOOK.but(capacity="nominal", max_attention_tp=1)
+    assert nodes("kimi-k3", "h200", a, WORK) == math.inf
+    bar, = tornado("kimi-k3", "h200", a, WORK, {"weights": ("shipped", "fp8-non-expert")})
+    assert math.isinf(bar.low_nodes) and math.isfinite(bar.high_nodes) and math.isinf(bar.span)
 
 
-def test_public_basis_takes_the_ep_with_fewest_nodes():
-    chosen = fleet.plan("kimi-k3", basis="public", gpu="h200", rho=0.25)
-    smallest_fitting = ep.min_viable_ep("kimi-k3", "h200", "public")
-    assert chosen.nodes < fleet.plan("kimi-k3", basis="public", gpu="h200", rho=0.25, ep=smallest_fitting).nodes
-    for size in ep.whole_node_eps("kimi-k3", "public"):
-        assert chosen.nodes <= nodes("kimi-k3", basis="public", gpu="h200", rho=0.25, ep=size)
+def test_the_plan_takes_the_placement_with_fewest_nodes():
+    chosen = fleet.plan("kimi-k3", "h200", BOOK, WORK)
+    for p in placements("kimi-k3", BOOK):
+        if fleet.fits("kimi-k3", "h200", BOOK, WORK, p):
+            assert chosen.d_nodes <= fleet.plan("kimi-k3", "h200", BOOK, WORK, placement=p).d_nodes
+
+
+def test_unknown_setting_is_refused(raises_param):
+    raises_param("ranges", tornado, "kimi-k3", "h200", BOOK, WORK, {"packing": ("unit", "gpu")})

@@ -1,9 +1,9 @@
 """Time the vectorised node-count sweep: ``python -m twopaths.bench.deploy [--repeats R] [--sample N]``.
 
 Sweeps a grid of 100,000 configurations (2 models x 2 GPUs x 25 concurrencies x 25 contexts x 10
-duty cycles x 4 P:D ratios) with ``calc.sweep``, under the stated basis with both roundings and
-under the public configs, against the 1 s target: the first run (per-model layouts and request
-sizes computed, caches cold) and the best and median of ``R`` more. Then times ``calc.fleet.plan``,
+duty cycles x 4 P:D ratios) with ``calc.sweep``, under the article's and the book's serving
+assumptions, against the 1 s target: the first run (per-placement memory computed, caches cold) and
+the best and median of ``R`` more. Then times ``calc.fleet.plan``,
 one configuration at a time, on ``N`` configurations drawn from the grid, checks that they give the
 sweep's node counts, and prints the speed-up.
 """
@@ -19,6 +19,7 @@ import numpy as np
 from ..calc import fleet
 from ..calc.sweep import AXES, sweep
 from ..errors import check_int
+from ..specs.serving import assumptions, presets
 
 TARGET_S = 1.0
 GRID = dict(models=["kimi-k3", "deepseek-v4-pro"], gpus=["h200", "b300"],
@@ -39,7 +40,7 @@ def timed(fn, repeats: int) -> tuple[float, list[float], object]:
     return first, times, out
 
 
-def scalar_check(result, sample: int, seed: int = 0, **kw) -> float:
+def scalar_check(result, sample: int, a, seed: int = 0) -> float:
     """Seconds per ``fleet.plan`` call over ``sample`` grid points; asserts each equals the sweep."""
     rng = np.random.default_rng(seed)
     picks = [tuple(int(rng.integers(n)) for n in result.nodes.shape) for _ in range(sample)]
@@ -47,9 +48,9 @@ def scalar_check(result, sample: int, seed: int = 0, **kw) -> float:
     for idx in picks:
         v = {name: result.axes[name][i] for name, i in zip(AXES, idx)}
         try:
-            nodes = fleet.plan(v["model"], v["gpu"], concurrency=int(v["concurrency"]), context=int(v["context"]),
-                               rho=float(v["rho"]), pd_ratio=float(v["pd_ratio"]), **kw).nodes
-        except ValueError:          # a request that does not fit: the sweep says inf
+            work = fleet.Workload(int(v["concurrency"]), int(v["context"]), float(v["rho"]))
+            nodes = fleet.plan(v["model"], v["gpu"], a.but(pd_ratio=float(v["pd_ratio"])), work).nodes
+        except fleet.NoValidPlan:   # no placement holds a request: the sweep says inf
             nodes = np.inf
         assert nodes == result.nodes[idx], (v, nodes, result.nodes[idx])
     return (time.perf_counter() - start) / sample
@@ -63,11 +64,11 @@ def main(argv=None) -> None:
     repeats = check_int("repeats", args.repeats, minimum=1)
     sample = check_int("sample", args.sample, minimum=1)
     print(f"numpy {np.__version__}; target {TARGET_S:.1f} s for 100,000 configurations")
-    for label, kw in (("stated, strict", {}), ("stated, article", {"rounding": "article"}),
-                      ("public, strict", {"basis": "public"})):
-        first, times, result = timed(lambda: sweep(**GRID, **kw), repeats)  # noqa: B023
+    for label in presets():
+        a = assumptions(label)
+        first, times, result = timed(lambda: sweep(a=a, **GRID), repeats)  # noqa: B023
         best, median = min(times), statistics.median(times)
-        per_plan = scalar_check(result, sample, **kw)
+        per_plan = scalar_check(result, sample, a)
         print(f"{label:>16}: {result.size:,} configurations; first {first * 1e3:7.1f} ms, best {best * 1e3:6.1f} ms, "
               f"median {median * 1e3:6.1f} ms ({result.size / median / 1e6:5.1f} M/s); median/target = "
               f"{median / TARGET_S:.4f}; first/target = {first / TARGET_S:.4f}")

@@ -11,9 +11,15 @@ kind       attends to                                        per head and entry:
 ``window`` the last w tokens (V4's sliding-only layers)      d + d (one shared head)      0
 ``csa``    the window + the top k of floor(T/4) entries      d + d                        floor(T/4)
 ``hca``    the window + every one of floor(T/128) entries    d + d                        0
+``kda``    nothing: a fixed state per head (K3's KDA)        3 d_k d_v per token, whatever T  0
 =========  ===============================================  ===========================  ===========
 
     attention FLOPs = 2 H n_attended (key + value)  +  2 H_I d_I n_scored
+
+Prefill (``prefill=True``) runs MLA un-absorbed, as prefill kernels do: per head and entry a key of
+``qk_nope + qk_rope`` and a value of ``v_head_dim`` instead of the latent, which is cheaper when many
+queries share the keys. The KDA state costs three ``d_k x d_v`` products per head and token (output,
+prediction, update) in either form.
 
 The projections (queries, keys, compressors, indexer queries, output) are weights: with the MoE and
 everything else they cost 2 FLOPs per activated parameter, whatever T (``twopaths.calc.params``).
@@ -46,11 +52,15 @@ class AttentionLayers:
     topk: int = 0
     index_heads: int = 0
     index_dim: int = 0
+    prefill_key_dim: int = 0     # MLA un-absorbed (0: as in decode)
+    prefill_value_dim: int = 0
 
     def attended(self, tokens: int) -> int:
         entries = tokens // self.ratio
         if self.kind == "mla":
             return tokens
+        if self.kind == "kda":
+            return 0
         if self.kind == "dsa":
             return min(tokens, self.topk)
         near = min(tokens, self.window)
@@ -66,10 +76,16 @@ def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
     c = spec.config
     heads, rope = c.get("num_attention_heads"), c.get("qk_rope_head_dim")
     index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0), index_dim=c.get("index_head_dim", 0))
+    unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0), prefill_value_dim=c.get("v_head_dim", 0))
     if c.get("model_type") in ("deepseek_v3", "deepseek_v32"):
         latent = c["kv_lora_rank"]
         kind = "dsa" if "index_topk" in c else "mla"
-        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope, **index)]
+        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope, **index, **unabsorbed)]
+    if c.get("model_type") == "kimi_linear":
+        latent, mla_layers = c["kv_lora_rank"], len(c["linear_attn_config.full_attn_layers"])
+        d = c["linear_attn_config.head_dim"]
+        return [AttentionLayers("mla", mla_layers, heads, latent + rope, latent, rope, **unabsorbed),
+                AttentionLayers("kda", c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"], d, d, 0)]
     if c.get("model_type") == "deepseek_v4":
         ratios = c["compress_ratios"][:c["num_hidden_layers"]]
         d, out = c["head_dim"], []
@@ -79,19 +95,25 @@ def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
                 out.append(AttentionLayers(kind, ratios.count(ratio), heads, d, d, rope, c["sliding_window"],
                                            max(ratio, 1), **extra))
         return out
-    raise ParameterError("model", spec.id, "a DeepSeek V3, V3.2 or V4 model (the kinds this counter knows)")
+    raise ParameterError("model", spec.id, "a DeepSeek V3, V3.2, V4 or Kimi K3 model (the kinds this counter knows)")
 
 
-def layer_flops(group: AttentionLayers, tokens: int) -> int:
+def layer_flops(group: AttentionLayers, tokens: int, prefill: bool = False) -> int:
     """FLOPs one layer of ``group`` spends on a new token at context ``tokens``."""
     tokens = kv._check_tokens(tokens)
-    core = 2 * group.heads * group.attended(tokens) * (group.key_dim + group.value_dim)
+    if group.kind == "kda":
+        return 2 * 3 * group.heads * group.key_dim * group.value_dim
+    key, value = group.key_dim, group.value_dim
+    if prefill and group.prefill_key_dim:
+        key, value = group.prefill_key_dim, group.prefill_value_dim
+    core = 2 * group.heads * group.attended(tokens) * (key + value)
     return core + 2 * group.index_heads * group.index_dim * group.scored(tokens)
 
 
-def attention_flops(spec: ModelSpec | str, tokens: int) -> int:
-    """Attention FLOPs per decoded token over every layer of ``spec`` at context ``tokens``."""
-    return sum(g.layers * layer_flops(g, tokens) for g in attention_layers(spec))
+def attention_flops(spec: ModelSpec | str, tokens: int, prefill: bool = False) -> int:
+    """Attention FLOPs per token over every layer of ``spec`` at context ``tokens`` (a decoded token,
+    or with ``prefill`` a prompt token)."""
+    return sum(g.layers * layer_flops(g, tokens, prefill) for g in attention_layers(spec))
 
 
 def weight_flops(spec: ModelSpec | str) -> int:

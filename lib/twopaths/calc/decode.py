@@ -121,17 +121,15 @@ def bandwidth_sweep(bound: DecodeBound, factors) -> np.ndarray:
 
 def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:
     """One decode step on one GPU of ``plan`` (a ``calc.fleet.Plan``) with ``batch`` requests (default:
-    as many as its KV room holds): its non-expert weights (under the article's method, the stated
-    overhead, which stands for attention and embedding), the experts that ``batch x EP`` tokens
-    routed uniformly touch, and the caches."""
-    layout = plan.layout
-    most = fit(layout.kv_per_gpu / plan.request_bytes)
-    batch = most if batch is None else check_int("batch", batch, minimum=1, maximum=max(most, 1))
-    if batch < 1:
-        raise ParameterError("plan", plan.model, "a plan whose GPUs each hold at least one request")
-    method = "public" if plan.basis == "public" else "article"
-    non_expert = layout.weights_per_gpu - layout.expert_bytes + (layout.overhead_bytes if method == "article" else 0.0)
-    touched = float(experts_touched(batch * layout.ep, top_k(plan.model), routed_experts(plan.model, method)))
+    as many as the GPU holds): its non-expert weights (under the article's figures, its per-GPU
+    allowance for attention and embedding), the experts that the unit's tokens routed uniformly
+    touch, and this GPU's share of each request's cache."""
+    mem = plan.decode
+    batch = mem.requests if batch is None else check_int("batch", batch, minimum=1, maximum=mem.requests)
+    p = plan.placement
+    tokens = batch * p.attention_groups         # requests a unit decodes in one step
+    method = "public" if plan.assumptions.inputs == "public" else "article"
+    touched = float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
     bandwidth = gpu_spec(plan.gpu).hbm_bandwidth if bandwidth is None else bandwidth
-    return DecodeBound(batch, non_expert + layout.expert_bytes * touched, batch * plan.request_bytes,
+    return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * mem.request_bytes,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0)

@@ -1,107 +1,107 @@
-"""Decode-unit concurrency and the node count for a fleet (part III, Steps 4 and 5, and B300).
+"""The fleet for a workload: decode units that physically fit, and the prefill nodes beside them
+(part III, Steps 2 to 5, and B300).
 
-A decode unit is one EP group: ``ep`` GPUs holding one copy of the weights, attention data-parallel.
-Its KV room is ``kv_per_gpu`` on each GPU (``calc.ep``). For ``concurrency`` sessions of ``context``
-tokens, of which a share ``rho`` decode at once (``calc.offload``):
+A plan takes one ``Assumptions`` value (``specs.serving``) and a ``Workload``: ``concurrency``
+sessions of ``context`` tokens, a share ``rho`` of them decoding at once (``calc.offload``).
 
-    requests per unit  = fit(ep x kv_per_gpu / request)         packing "unit" (the article's)
-                       = ep x fit(kv_per_gpu / request)         packing "gpu": a request's cache
-                                                                 stays on one GPU under DP attention
-    decode units       = cover(resident / requests per unit),   resident = cover(concurrency x rho)
-    decode nodes       = cover(units x ep / gpus_per_node)
-    prefill nodes      = cover(decode nodes / pd_ratio)          (``calc.disagg``)
+    resident          = ceil(concurrency x rho)
+    requests per unit = attention groups x requests per group   (calc.placement: whole requests
+                                                                  on every GPU, never pooled)
+    decode units      = ceil(resident / requests per unit)
+    decode nodes      = ceil(units x ep / gpus per node)
+    prefill nodes     = ceil(decode nodes / pd_ratio), in whole prefill units (the article's ratio)
+    prefill by work   = ceil(prompt tokens/s / tokens/s a GPU sustains), in whole prefill units
 
-With ``rounding="article"`` every count rounds to the nearest and rho scales the decode nodes sized
-for every session (the article's method), which need not be whole units. ``counts(...)`` does the
-arithmetic on numbers or numpy arrays without checks (``calc.sweep`` calls it); ``plan(model, gpu,
-...)`` checks its parameters and returns a ``Plan``; ``gain(model, old, new, ...)`` is the node
-ratio between two GPUs.
-
-Defaults come from the article (``specs/deployment.yaml``): 10,000 sessions, 500K tokens, P:D 1:2.5,
-the article's EP and overhead. ``basis`` picks the dimensions (``calc.request``): "stated" (its
-printed figures), "article" (its assumptions recomputed) or "public" (the public configs, EP
-sizing by ``calc.weights``).
+A prefill unit is the smallest valid placement for the context: it must hold the weights and one
+request per attention group. ``plan`` tries every placement ``calc.placement.placements`` offers
+(or the one it is given), keeps those where every GPU holds its weights plus its requests, and
+returns the one with the fewest nodes (the smaller unit on a tie). No invalid plan is returned: when
+none is valid, ``NoValidPlan`` says so and names the smallest change that makes one valid.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
+from functools import cache
 
-import numpy as np
-
-from ..errors import ParameterError, check_choice, check_int
+from ..errors import ParameterError, check_int
 from ..specs import gpu as gpu_spec
-from ..specs.deployment import deployment, hardware, workload
-from .disagg import check_pd_ratio
-from .ep import EPRow, ep_row, whole_node_eps
-from .offload import check_rho
-from .request import BASES, request_bytes
-from .rounding import ROUNDINGS, cover, fit
-
-PACKINGS = ("unit", "gpu")
-
-
-def requests_per_unit(kv_per_gpu, request, ep, rounding: str = "strict", packing: str = "unit"):
-    """Requests one decode unit holds (0 where none fits)."""
-    if packing == "unit":
-        return fit(np.maximum(kv_per_gpu, 0) * ep / request, rounding)
-    return fit(np.maximum(kv_per_gpu, 0) / request, rounding) * ep
+from ..specs.deployment import deployment, workload as article_workload
+from ..specs.serving import Assumptions
+from .offload import check_rho, decode_seconds
+from .placement import GPUMemory, Placement, memory, placements
+from .prefill import tokens_per_s_per_gpu
 
 
 @dataclass(frozen=True)
-class Counts:
-    requests_per_unit: object
-    units: object            # units for the resident sessions (article: for every session, before rho)
-    d_nodes: object
-    p_nodes: object
+class Workload:
+    concurrency: int
+    context: int
+    rho: float = 1.0
+
+    def __post_init__(self):
+        check_int("concurrency", self.concurrency, minimum=1)
+        check_int("context", self.context, minimum=1)
+        check_rho(self.rho)
 
     @property
-    def nodes(self):
-        return self.d_nodes + self.p_nodes
+    def resident(self) -> int:
+        """Sessions whose cache must be on a GPU: concurrency x rho, rounded up."""
+        return math.ceil(round(self.concurrency * self.rho, 9))
+
+    @property
+    def turns_per_s(self) -> float:
+        """Turns the sessions start a second: each decodes for w_decode seconds a turn, a share rho
+        of its life (the article's 1,000 output tokens at 200 tokens/s)."""
+        w = article_workload()
+        return self.concurrency * self.rho / decode_seconds(w.output_tokens, w.decode_tokens_per_s)
 
 
-def counts(kv_per_gpu, request, ep, concurrency, rho, pd_ratio, gpus_per_node: int = 8,
-           rounding: str = "strict", packing: str = "unit") -> Counts:
-    """The node count, elementwise over numbers or broadcastable arrays; ``inf`` where nothing fits."""
-    per_unit = requests_per_unit(kv_per_gpu, request, ep, rounding, packing)
-    # The same formulas as offload.resident_requests / scale_nodes and disagg.prefill_nodes, without
-    # their checks, so that an infinite count (nothing fits) can flow through.
-    with np.errstate(divide="ignore", invalid="ignore"):
-        if rounding == "article":
-            units = cover(np.divide(concurrency, per_unit), rounding)
-            d_nodes = cover(cover(units * ep / gpus_per_node) * rho, rounding)
-        else:
-            units = cover(np.divide(cover(np.multiply(concurrency, rho)), per_unit))
-            d_nodes = cover(units * ep / gpus_per_node)
-        p_nodes = cover(d_nodes / pd_ratio, rounding)
-    return Counts(per_unit, units, d_nodes, p_nodes)
+def workload(concurrency: int | None = None, context: int | None = None, rho: float = 1.0) -> Workload:
+    """The article's workload (10,000 sessions of 500K tokens) with any field changed."""
+    w = article_workload()
+    return Workload(w.concurrency if concurrency is None else concurrency,
+                    w.average_context if context is None else context, rho)
+
+
+@dataclass(frozen=True)
+class Prefill:
+    unit: Placement              # the smallest valid placement: it holds the weights and a request
+    unit_nodes: int
+    by_ratio: int                # nodes at the P:D ratio, whole units
+    tokens_per_s: float          # prompt tokens a second the fleet must take in
+    tokens_per_s_per_gpu: float
+    by_work: int                 # nodes that sustain them, whole units
 
 
 @dataclass(frozen=True)
 class Plan:
     model: str
     gpu: str
-    basis: str
-    rounding: str
-    packing: str
-    concurrency: int
-    context: int
-    rho: float
-    pd_ratio: float
-    layout: EPRow            # the decode unit's EP layout (calc.ep)
-    request_bytes: float
+    assumptions: Assumptions
+    work: Workload
+    decode: GPUMemory            # one decode GPU: weights, overhead and the requests it holds
     requests_per_unit: int
-    units: float             # as in Counts
+    units: int
     d_nodes: int
-    p_nodes: int
+    prefill: Prefill
+
+    @property
+    def placement(self) -> Placement:
+        return self.decode.placement
 
     @property
     def ep(self) -> int:
-        return self.layout.ep
+        return self.placement.ep
 
     @property
-    def unit_kv(self) -> float:
-        return self.layout.kv_per_gpu * self.layout.ep
+    def concurrency(self) -> int:
+        return self.work.concurrency
+
+    @property
+    def p_nodes(self) -> int:
+        return self.prefill.by_ratio
 
     @property
     def nodes(self) -> int:
@@ -109,67 +109,99 @@ class Plan:
 
     @property
     def gpus(self) -> int:
-        return self.nodes * self.layout.gpus_per_node
+        return self.nodes * self.assumptions.gpus_per_node
 
 
-def plan(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str = "strict",
-         packing: str = "unit", concurrency: int | None = None, context: int | None = None,
-         rho: float = 1.0, pd_ratio: float | None = None, ep: int | None = None,
-         overhead_bytes: float | None = None, usable_fraction: float | None = None,
-         redundant_experts: int | None = None, formats: dict | None = None, kv_dtype=None,
-         state_dtype: str | None = None, gpus_per_node: int | None = None) -> Plan:
-    """Decode and prefill nodes for ``concurrency`` sessions of ``context`` tokens of ``model`` on
-    ``gpu``. ``ep`` defaults to the article's (stated/article bases) or, under the public configs,
-    the whole-node EP size with the fewest nodes for this workload (``fewest_nodes_ep``)."""
-    check_choice("basis", basis, BASES)
-    check_choice("rounding", rounding, ROUNDINGS)
-    check_choice("packing", packing, PACKINGS)
-    spec = gpu_spec(gpu)
-    w = workload()
-    concurrency = check_int("concurrency", w.concurrency if concurrency is None else concurrency, minimum=1)
-    context = check_int("context", w.average_context if context is None else context, minimum=1)
-    rho = float(check_rho(rho))
-    pd_ratio = float(check_pd_ratio(w.pd_ratio if pd_ratio is None else pd_ratio))
-    gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
-    method = "public" if basis == "public" else "article"
-    request = request_bytes(model, context, basis, rounding, kv_dtype=kv_dtype, state_dtype=state_dtype)
-    layout_kw = dict(overhead_bytes=overhead_bytes, redundant_experts=redundant_experts,
-                     usable_fraction=usable_fraction, formats=formats, gpus_per_node=gpus_per_node)
-    if ep is None:
-        ep = deployment(model).ep if method == "article" else fewest_nodes_ep(
-            model, spec, request, concurrency, rho, pd_ratio, rounding=rounding, packing=packing, **layout_kw)
-        if ep is None:
-            raise ParameterError("gpu", gpu, f"a GPU on which some whole-node EP size leaves room for {model}'s KV")
-    layout = ep_row(model, spec, check_int("ep", ep, minimum=1), method, rounding, **layout_kw)
-    if not layout.feasible:
-        raise ParameterError("ep", ep, f"an EP size that leaves HBM for KV on {spec.name}: {layout.weights_per_gpu / 1e9:.1f} GB "
-                             f"of weights and {layout.overhead_bytes / 1e9:.1f} GB of overhead leave none")
-    c = counts(layout.kv_per_gpu, request, layout.ep, concurrency, rho, pd_ratio, gpus_per_node, rounding, packing)
-    if c.requests_per_unit < 1:
-        room = layout.kv_per_gpu * (layout.ep if packing == "unit" else 1)
-        raise ParameterError("context", context, f"a context whose cache ({request / 1e9:.1f} GB here) fits in the "
-                             f"{room / 1e9:.1f} GB of KV room of one {'decode unit' if packing == 'unit' else 'GPU'}")
-    return Plan(model, spec.id, basis, rounding, packing, concurrency, context, rho, pd_ratio, layout, request,
-                c.requests_per_unit, c.units, c.d_nodes, c.p_nodes)
+class NoValidPlan(ParameterError):
+    """No placement holds the weights and a request on every GPU; ``fix`` names the smallest change."""
+
+    def __init__(self, model: str, gpu: str, work: Workload, fix: str):
+        self.model, self.gpu, self.work, self.fix = model, gpu, work, fix
+        super().__init__("context", work.context, f"a context whose cache fits beside {model}'s weights on "
+                         f"some placement on {gpu}; none does. Smallest change that makes one valid: {fix}")
 
 
-def fewest_nodes_ep(model: str, gpu, request: float, concurrency, rho, pd_ratio, *, rounding: str = "strict",
-                    packing: str = "unit", gpus_per_node: int | None = None, **layout_kw) -> int | None:
-    """The whole-node EP size (public config) that serves the workload with the fewest nodes; the
-    smaller group on a tie; None if none holds a request. The smallest group that fits is rarely it:
-    its GPUs are nearly full of weights, so it needs many units."""
-    gpus_per_node = gpus_per_node or hardware().gpus_per_node
+def _units(n_gpus: int, a: Assumptions) -> int:
+    return math.ceil(n_gpus / a.gpus_per_node)
+
+
+def _candidates(model: str, a: Assumptions, placement: Placement | None) -> tuple[Placement, ...]:
+    if placement is None:
+        return placements(model, a)
+    return (placement,)
+
+
+def prefill_unit(model: str, gpu: str, context: int, a: Assumptions) -> GPUMemory | None:
+    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a)) if m.valid]
+    return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
+
+
+def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions, unit: GPUMemory) -> Prefill:
+    unit_nodes = _units(unit.placement.ep, a)
+    whole = lambda nodes: unit_nodes * math.ceil(round(nodes / unit_nodes, 9))  # noqa: E731
+    by_ratio = whole(math.ceil(round(d_nodes / a.pd_ratio, 9)))
+    demand = work.turns_per_s * a.prompt_tokens_per_turn
+    active = deployment(model).activated_params if a.inputs != "public" else None
+    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active)
+    return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, whole(_units(math.ceil(demand / rate), a)))
+
+
+@cache
+def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None) -> Plan | None:
     best = None
-    for e in whole_node_eps(model, "public", layout_kw.get("redundant_experts") or 0, gpus_per_node):
-        row = ep_row(model, gpu, e, "public", rounding, gpus_per_node=gpus_per_node, **layout_kw)
-        if not row.feasible:
+    for p in _candidates(model, a, placement):
+        m = memory(model, gpu, p, work.context, a)
+        if not m.valid:
             continue
-        n = counts(row.kv_per_gpu, request, e, concurrency, rho, pd_ratio, gpus_per_node, rounding, packing).nodes
-        if np.isfinite(n) and (best is None or n < best[0]):
-            best = (n, e)
-    return best[1] if best else None
+        per_unit = p.attention_groups * m.requests
+        units = math.ceil(work.resident / per_unit)
+        d_nodes = _units(units * p.ep, a)
+        key = (d_nodes, p.ep, p.attention_tp)
+        if best is None or key < best[0]:
+            best = (key, m, per_unit, units, d_nodes)
+    if best is None:
+        return None
+    _, m, per_unit, units, d_nodes = best
+    unit = prefill_unit(model, gpu, work.context, a)
+    return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit))
 
 
-def gain(model: str, old: str = "h200", new: str = "b300", **kw) -> float:
+def plan(model: str, gpu: str, a: Assumptions, work: Workload | None = None, *,
+         placement: Placement | None = None) -> Plan:
+    """The valid plan with the fewest decode nodes for ``work`` (default: the article's workload),
+    over every placement or only ``placement``. Raises ``NoValidPlan`` when none is valid."""
+    gpu = gpu_spec(gpu).id
+    work = workload() if work is None else work
+    out = _plan(model, gpu, a, work, placement)
+    if out is None:
+        raise NoValidPlan(model, gpu, work, smallest_change(model, gpu, a, work, placement))
+    return out
+
+
+def fits(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None = None) -> bool:
+    return _plan(model, gpu_spec(gpu).id, a, work, placement) is not None
+
+
+def smallest_change(model: str, gpu: str, a: Assumptions, work: Workload,
+                    placement: Placement | None = None) -> str:
+    """The first of these that makes a plan valid: another placement, FP8 non-expert weights, FP8
+    cache, or more HBM (how much)."""
+    if placement is not None and fits(model, gpu, a, work):
+        return "another placement (" + plan(model, gpu, a, work).placement.name + " is valid)"
+    if a.inputs == "public" and a.weights == "shipped" and fits(model, gpu, a.but(weights="fp8-non-expert"), work):
+        return "FP8 non-expert weights (weights='fp8-non-expert')"
+    if a.inputs == "public" and a.kv_dtype == "bf16" and fits(model, gpu, a.but(kv_dtype="fp8"), work):
+        return "an FP8 cache (kv_dtype='fp8')"
+    need = min(m.weights + m.overhead_bytes + m.request_bytes
+               for m in (memory(model, gpu, p, work.context, a) for p in _candidates(model, a, placement)))
+    return f"a GPU with at least {need / a.usable_fraction / 1e9:.1f} GB of HBM"
+
+
+def ratio(model_a: str, model_b: str, gpu: str, a: Assumptions, work: Workload | None = None) -> float:
+    """Nodes of ``model_a`` over nodes of ``model_b`` for the same workload and assumptions."""
+    return plan(model_a, gpu, a, work).nodes / plan(model_b, gpu, a, work).nodes
+
+
+def gain(model: str, old: str, new: str, a: Assumptions, work: Workload | None = None) -> float:
     """How many times fewer nodes ``new`` GPUs need than ``old`` ones, all else equal."""
-    return plan(model, old, **kw).nodes / plan(model, new, **kw).nodes
+    return plan(model, old, a, work).nodes / plan(model, new, a, work).nodes

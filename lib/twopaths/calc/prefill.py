@@ -57,3 +57,19 @@ def nodes_for_rate(turns_per_s: float, new_tokens: int, model: str, gpu: str, *,
     gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
     per_turn = time_bound(matmul_flops(_activated(model, basis), new_tokens), 1, _rate(gpu, dtype), efficiency)
     return cover(turns_per_s * per_turn / gpus_per_node)
+
+
+def prompt_flops_per_token(model: str, context: int, activated_params: float | None = None) -> float:
+    """FLOP one prompt token costs when it joins a context of ``context`` tokens: 2 per activated
+    parameter, plus attention over the context in prefill form (``calc.attention_flops``)."""
+    from .attention_flops import attention_flops
+    active = model_spec(model).params_active if activated_params is None else activated_params
+    return matmul_flops(active, 1) + attention_flops(model, check_int("context", context, minimum=1), prefill=True)
+
+
+def tokens_per_s_per_gpu(model: str, gpu: str, context: int, *, mfu: float,
+                         activated_params: float | None = None) -> float:
+    """Prompt tokens a second one GPU sustains at ``mfu`` x its BF16 peak (attention math runs in
+    BF16 whatever the weights)."""
+    mfu = check_real("mfu", mfu, minimum=0, maximum=1, open_min=True)
+    return mfu * gpu_spec(gpu).bf16_flops / prompt_flops_per_token(model, context, activated_params)

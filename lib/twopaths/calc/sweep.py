@@ -1,14 +1,12 @@
-"""The node count over a grid of configurations at once (numpy), for plots and sensitivity.
+"""The node count over a grid of workloads at once (numpy), for plots and sensitivity.
 
-``sweep(models, gpus, concurrency=..., context=..., rho=..., pd_ratio=..., ep=None, basis=...,
-rounding=..., packing=...)`` crosses every axis given as a list (a single value is an axis of one)
-and returns a ``Sweep``: ``axes`` (name -> values, in order model, gpu, ep, concurrency, context,
-rho, pd_ratio) and arrays of that shape, ``requests_per_unit``, ``d_nodes``, ``p_nodes``,
-``nodes`` and ``gpus``, each ``inf`` where a request does not fit. It does the arithmetic of
-``calc.fleet.counts`` once over the whole grid; the per-model parts (EP layout, bytes per request)
-are computed once per model, GPU, EP size and context. ``ep=None`` takes, per model and GPU, the EP
-size ``calc.fleet.plan`` would: the article's, or under the public configs the whole-node size with the
-fewest nodes for each configuration (its axis then holds a single placeholder value, 0).
+``sweep(models, gpus, a, concurrency=..., context=..., rho=..., pd_ratio=None)`` crosses every axis
+given as a list (a single value is an axis of one) under one ``Assumptions`` value and returns a
+``Sweep``: ``axes`` (name -> values, in the order of ``AXES``) and arrays of that shape,
+``requests_per_unit``, ``d_nodes``, ``p_nodes``, ``nodes`` and ``gpus``, each ``inf`` where no
+placement is valid. It chooses what ``calc.fleet.plan`` chooses (the valid placement with the
+fewest decode nodes, the smaller unit on a tie), doing the per-placement memory once per model,
+GPU and context and the counting over the whole grid; a test keeps the two equal.
 """
 
 from __future__ import annotations
@@ -17,18 +15,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..errors import check_choice, check_int, check_list
-from ..specs import BOOK_MODELS, gpu as gpu_spec, gpu_ids
-from ..specs.deployment import deployment, deployment_models, hardware
+from ..errors import check_list
+from ..specs import BOOK_MODELS, gpu_ids
+from ..specs.deployment import deployment_models
+from ..specs.serving import Assumptions
 from .arrays import ints
 from .disagg import check_pd_ratio
-from .ep import ep_row, whole_node_eps
-from .fleet import PACKINGS, counts
+from .fleet import prefill_unit
 from .offload import check_rho
-from .request import BASES, request_bytes
-from .rounding import ROUNDINGS
+from .placement import memory, placements
 
-AXES = ("model", "gpu", "ep", "concurrency", "context", "rho", "pd_ratio")
+AXES = ("model", "gpu", "concurrency", "context", "rho", "pd_ratio")
 
 
 @dataclass(frozen=True)
@@ -52,73 +49,48 @@ class Sweep:
         return self.nodes.size
 
     def index(self, **where) -> tuple:
-        """The index of one value along each named axis (the others left whole), e.g. ``s.nodes[s.index(model="kimi-k3")]``."""
-        out = []
-        for name in AXES:
-            values = list(self.axes[name])
-            out.append(values.index(where[name]) if name in where else slice(None))
-        return tuple(out)
+        """The index of one value along each named axis (the others left whole), e.g.
+        ``s.nodes[s.index(model="kimi-k3")]``."""
+        return tuple(list(self.axes[name]).index(where[name]) if name in where else slice(None) for name in AXES)
 
 
 def _axis(values) -> list:
     return list(values) if np.ndim(values) else [values]
 
 
-def _shape(i: int) -> tuple:
-    return tuple(-1 if j == i else 1 for j in range(len(AXES)))
+def _ceil(x):
+    return np.ceil(np.round(x, 9))
 
 
-def sweep(models, gpus, *, concurrency, context, rho=1.0, pd_ratio=2.5, ep=None, basis: str = "stated",
-          rounding: str = "strict", packing: str = "unit", overhead_bytes: float | None = None,
-          usable_fraction: float | None = None, kv_dtype=None, state_dtype: str | None = None,
-          gpus_per_node: int | None = None) -> Sweep:
-    check_choice("basis", basis, BASES)
-    check_choice("rounding", rounding, ROUNDINGS)
-    check_choice("packing", packing, PACKINGS)
-    models = check_list("models", _axis(models), sorted(set(_all_models(basis))))
+def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_ratio=None) -> Sweep:
+    models = check_list("models", _axis(models), sorted(set(BOOK_MODELS if a.inputs == "public" else deployment_models())))
     gpus = check_list("gpus", _axis(gpus), gpu_ids())
-    gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
-    conc = ints("concurrency", np.asarray(_axis(concurrency)), minimum=1)
-    ctx = ints("context", np.asarray(_axis(context)), minimum=1)
+    conc = ints("concurrency", np.asarray(_axis(concurrency)), minimum=1).astype(float)
+    ctx = [int(t) for t in ints("context", np.asarray(_axis(context)), minimum=1)]
     rhos = check_rho(np.asarray(_axis(rho), dtype=float))
-    pds = check_pd_ratio(np.asarray(_axis(pd_ratio), dtype=float))
-    eps = [0] if ep is None else list(ints("ep", np.asarray(_axis(ep)), minimum=1))
-    method = "public" if basis == "public" else "article"
-    kw = dict(overhead_bytes=overhead_bytes, usable_fraction=usable_fraction, gpus_per_node=gpus_per_node)
-
-    # Candidate EP sizes per (model, gpu, ep): one, or every whole-node size when the public basis
-    # chooses the fewest nodes; padded with empty layouts (no KV room: infinite nodes).
-    choose = ep is None and method == "public"
-    options = {m: whole_node_eps(m, "public", 0, gpus_per_node) if choose else [None] for m in models}
-    width = max(len(o) for o in options.values())
-    kv_room = np.zeros((len(models), len(gpus), len(eps), width))
-    ep_used = np.ones_like(kv_room)
+    pds = check_pd_ratio(np.asarray(_axis(a.pd_ratio if pd_ratio is None else pd_ratio), dtype=float))
+    n = a.gpus_per_node
+    shape = (len(models), len(gpus), len(conc), len(ctx), len(rhos), len(pds))
+    per_unit, d_nodes, p_nodes = (np.full(shape, np.inf) for _ in range(3))
+    resident = _ceil(conc[:, None] * rhos[None, :])                       # (concurrency, rho)
     for i, m in enumerate(models):
+        options = placements(m, a)
         for j, g in enumerate(gpus):
-            spec = gpu_spec(g)
-            for k, e in enumerate(eps):
-                for n, option in enumerate(options[m]):
-                    size = option or e or deployment(m).ep
-                    row = ep_row(m, spec, size, method, rounding, **kw)
-                    kv_room[i, j, k, n] = row.kv_per_gpu if row.feasible else 0.0
-                    ep_used[i, j, k, n] = size
-    request = np.array([[request_bytes(m, int(t), basis, rounding, kv_dtype=kv_dtype, state_dtype=state_dtype)
-                         for t in ctx] for m in models])
-
-    extra = (1, 1, 1, 1)
-    c = counts(kv_room.reshape(kv_room.shape[:3] + extra + (width,)),
-               request.reshape(len(models), 1, 1, 1, len(ctx), 1, 1, 1),
-               ep_used.reshape(ep_used.shape[:3] + extra + (width,)),
-               conc.reshape(_shape(3) + (1,)), rhos.reshape(_shape(5) + (1,)), pds.reshape(_shape(6) + (1,)),
-               gpus_per_node, rounding, packing)
-    nodes = np.broadcast_to(c.nodes, np.broadcast_shapes(*(np.shape(a) for a in (c.nodes, c.requests_per_unit))))
-    pick = np.expand_dims(np.argmin(nodes, axis=-1), -1)   # first minimum: the smaller group on a tie
-    take = lambda a: np.take_along_axis(np.broadcast_to(np.asarray(a, dtype=float), nodes.shape), pick, -1)[..., 0]  # noqa: E731
-    shape = (len(models), len(gpus), len(eps), len(conc), len(ctx), len(rhos), len(pds))
-    full = lambda a: np.broadcast_to(np.asarray(a, dtype=float), shape)  # noqa: E731
-    axes = dict(zip(AXES, (models, gpus, eps, list(conc), list(ctx), list(rhos), list(pds))))
-    return Sweep(axes, full(take(c.requests_per_unit)), full(take(c.d_nodes)), full(take(c.p_nodes)), gpus_per_node)
-
-
-def _all_models(basis: str) -> list[str]:
-    return list(BOOK_MODELS) if basis == "public" else deployment_models()
+            for k, t in enumerate(ctx):
+                mems = [memory(m, g, p, t, a) for p in options]
+                held = np.array([p.attention_groups * x.requests for p, x in zip(options, mems)], dtype=float)
+                ep = np.array([p.ep for p in options], dtype=float)
+                if not (held > 0).any():
+                    continue
+                with np.errstate(divide="ignore"):
+                    units = _ceil(resident[..., None] / held)                  # (conc, rho, placement)
+                d = np.where(held > 0, _ceil(units * ep / n), np.inf)
+                best = np.argmin(d, axis=-1)                                   # first minimum: smaller unit
+                d_best = np.take_along_axis(d, best[..., None], -1)[..., 0]
+                unit_nodes = _ceil(prefill_unit(m, g, t, a).placement.ep / n)
+                p = unit_nodes * _ceil(_ceil(d_best[..., None] / pds) / unit_nodes)
+                per_unit[i, j, :, k] = held[best][..., None]
+                d_nodes[i, j, :, k] = d_best[..., None]
+                p_nodes[i, j, :, k] = p
+    axes = dict(zip(AXES, (models, gpus, [int(c) for c in conc], ctx, list(rhos), list(pds))))
+    return Sweep(axes, per_unit, d_nodes, p_nodes, n)

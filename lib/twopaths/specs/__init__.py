@@ -74,6 +74,8 @@ class GPUSpec:
     nvlink_bandwidth: float
     source: str
     alternatives: str = ""
+    device_bytes: float | None = None    # what the driver exposes (nvidia-smi memory.total)
+    device_source: str = ""
 
 
 @cache
@@ -150,5 +152,5 @@ def gpu_ids() -> list[str]:
 def gpu(gpu_id: str) -> GPUSpec:
     check_choice("gpu", gpu_id, gpu_ids())
     d = dict(_gpus()[gpu_id])
-    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in ("name", "source", "alternatives") else v)
+    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in ("name", "source", "alternatives", "device_source") else v)
                                  for k, v in d.items()})

@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...calc import bare, ep
+from ...calc import bare, ep, fleet
 from ...calc.params import param_counts
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
 from ...calc.weights import weight_bytes
-from ...specs.deployment import deployment, hardware
+from ...specs.deployment import deployment, hardware, workload
+from ...specs.serving import assumptions
 from .. import claims
 from ..audit import check
 from .architecture import config, fact, stated, total
@@ -36,6 +37,11 @@ def bare_count(model: str, basis: str = "stated") -> bare.BareCount:
 def row(model: str, ep_size: int, method: str = "article") -> ep.EPRow:
     """One row of the article's EP table on H200."""
     return ep.ep_row(model, "h200", ep_size, method, "article" if method == "article" else "strict")
+
+
+def smallest_valid_ep(model: str) -> int:
+    """The EP size of the smallest valid placement for a 500K-token request on H200 (book assumptions)."""
+    return fleet.prefill_unit(model, "h200", workload().average_context, assumptions("book")).placement.ep
 
 
 def group_params(model: str, *groups: str) -> int:
@@ -137,8 +143,10 @@ for m in (K3, PRO):
                 explained = EXPLAINED.get(cid, {"explain": EXPERTS_ONLY} if suffix == "weights-per-gpu" else {})
                 check(cid, public=lambda m=m, s=size, f=field: getattr(row(m, s, "public"), f), **explained)(
                     lambda m=m, s=size, f=field: getattr(row(m, s), f))
-    check(f"{TAG[m]}-ep-size", public=lambda m=m: ep.min_viable_ep(m, "h200", "public"),
-          explain="the smallest whole-node EP size that leaves any HBM for KV, in both columns")(
+    check(f"{TAG[m]}-ep-size", public=lambda m=m: smallest_valid_ep(m),
+          explain="the article's column: the smallest whole-node EP size that leaves any HBM for KV; the "
+                  "public column: the smallest EP size of a valid placement under the book's serving "
+                  "assumptions, where every GPU holds its weights and a whole 500K-token request")(
         lambda m=m: ep.min_viable_ep(m, "h200", "article", "article"))
 
 check("k3-routing-fanout", public=lambda: node_fanout(config(K3)["num_experts"], config(K3)["num_experts_per_token"]),

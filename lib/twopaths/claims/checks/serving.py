@@ -6,9 +6,10 @@ A request's cache is recomputed from the article's cache model, as the KV-cache 
 it (``calc.request``'s "stated" basis: 207 MB of KDA state, 30.9 GB and 6.1 GB a 500K-token request,
 ``specs/deployment.yaml``'s EP sizes, overheads, P:D 1:2.5 and scenarios), rounded as the article
 rounds (``rounding="article"``: counts to the nearest, rho times the upper bound), so an error is
-reported where it is made. Public: the same plan from the public configs (``calc.fleet``'s "public"
-basis, strict rounding, the smallest whole-node EP size that leaves room for KV: EP=112 for K3 on
-H200, whose BF16 attention weights sit on every GPU).
+reported where it is made (``calc.article_fleet``, which reproduces its arithmetic and is never a
+plan). Public: the plan ``calc.fleet`` makes under the book's serving assumptions
+(``specs.serving.assumptions("book")``): the public configs, the valid placement with the fewest
+nodes, every GPU holding its weights plus whole requests.
 """
 
 from __future__ import annotations
@@ -17,8 +18,10 @@ import math
 from functools import cache
 
 from ...calc import decode, disagg, fleet, offload, prefill
+from ...calc.article_fleet import ArticlePlan, article_gain, article_plan
 from ...calc.request import request_bytes
 from ...specs.deployment import deployment, scenarios, standard_scenario, workload
+from ...specs.serving import assumptions
 from ..audit import check
 from .architecture import stated
 from .kv_cache import art, part, pub, request
@@ -27,6 +30,7 @@ K3, PRO = "kimi-k3", "deepseek-v4-pro"
 TAG = {K3: "k3", PRO: "v4"}
 CONTEXT = workload().average_context
 RHO_TAG = {"rho25": "api", "rho50": "agent"}     # the columns of the Chinese correction tables
+BOOK = assumptions("book")
 
 
 def rho(scenario: str) -> float:
@@ -36,18 +40,21 @@ def rho(scenario: str) -> float:
                               scenarios()[scenario].w_idle)
 
 
-@cache
-def art_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan:
-    return fleet.plan(model, gpu, basis="stated", rounding="article", rho=rho(scenario) if scenario else 1.0)
+def art_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> ArticlePlan:
+    return article_plan(model, gpu, rho(scenario) if scenario else 1.0)
 
 
 @cache
 def pub_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> fleet.Plan:
-    return fleet.plan(model, gpu, basis="public", rho=rho(scenario) if scenario else 1.0)
+    return fleet.plan(model, gpu, BOOK, fleet.workload(rho=rho(scenario) if scenario else 1.0))
 
 
-def field(plan: fleet.Plan, name: str) -> float:
-    return getattr(plan.layout if name == "kv_per_gpu" else plan, name)
+def field(plan, name: str) -> float:
+    """A figure of the article's arithmetic or of a book plan; a plan's cache room is per GPU, and a
+    unit's is the sum over its GPUs (never pooled for one request)."""
+    if isinstance(plan, fleet.Plan) and name in ("kv_per_gpu", "unit_kv"):
+        return plan.decode.kv_room * (plan.ep if name == "unit_kv" else 1)
+    return getattr(plan, name)
 
 
 def planned(claim_id: str, model: str, gpu: str, name: str, scenario: str | None = None, **explained):
@@ -116,7 +123,7 @@ for m in (K3, PRO):
     planned(f"{t}-nodes-b300", m, "b300", "nodes")
     planned(f"{t}-gpus-b300", m, "b300", "gpus")
     check(f"{t}-b300-improvement", public=lambda m=m: ratio("nodes", (m, "h200"), (m, "b300"), pub_plan))(
-        lambda m=m: fleet.gain(m, "h200", "b300", basis="stated", rounding="article"))
+        lambda m=m: article_gain(m, "h200", "b300"))
 
 check("node-ratio-h200", public=lambda: ratio("nodes", (K3,), (PRO,), pub_plan))(lambda: ratio("nodes", (K3,), (PRO,)))
 check("node-ratio-b300", public=lambda: ratio("nodes", (K3, "b300"), (PRO, "b300"), pub_plan))(

@@ -1,0 +1,181 @@
+"""Where weights and caches sit on the GPUs of one decode unit, and whether every GPU holds them.
+
+A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights (part III, Step 2).
+
+- **Routed experts** are spread over the ``ep`` GPUs, ``redundant_experts`` extra replicas per MoE
+  layer included (``calc.weights.experts_per_gpu``).
+- **Attention** runs in groups of ``attention_tp`` GPUs, ``ep / attention_tp`` groups serving
+  requests side by side.
+  - ``attention_tp = 1`` is attention data parallelism: every non-expert weight sits on every GPU,
+    and each request's cache sits on the one GPU whose attention serves it. Whole requests must fit
+    on one GPU; a unit's cache room is never pooled.
+  - ``attention_tp = n`` shards the non-expert weights ``n`` ways (attention by heads; embedding,
+    head and dense FFNs by columns). A request's *per-head* cache (GQA K/V heads, the KDA state)
+    shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
+    entries, indexer keys) belong to no head, so every rank of the group holds all of them: TP
+    shrinks the weights but not those caches, which is why both models serve attention with DP.
+
+A GPU holds ``weights + overhead + requests x its share of one request`` within ``usable_fraction x
+capacity``. A placement is *valid* for a context when at least one request fits on every GPU.
+
+``Placement``; ``memory(model, gpu, placement, context, a)`` gives a ``GPUMemory``;
+``placements(model, a)`` the candidates a planner tries (whole-node EP sizes that spread the expert
+slots evenly, attention TP sizes that divide the heads and a node).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from ..errors import ParameterError, check_int
+from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
+from ..specs.deployment import deployment
+from ..specs.serving import Assumptions
+from . import kv
+from .ep import article_expert_bytes, routed_experts
+from .request import request_bytes
+from .weights import experts_per_gpu, weights_per_gpu
+
+PER_HEAD = ("kda", "mha")        # cache kinds that belong to heads and shard with attention TP
+MAX_EP = 1024
+
+
+@dataclass(frozen=True)
+class Placement:
+    ep: int                      # GPUs in the EP group, i.e. the decode unit
+    attention_tp: int = 1        # GPUs per attention group; 1 is attention DP
+
+    def __post_init__(self):
+        check_int("ep", self.ep, minimum=1)
+        check_int("attention_tp", self.attention_tp, minimum=1)
+        if self.ep % self.attention_tp:
+            raise ParameterError("attention_tp", self.attention_tp, f"a divisor of the EP size ({self.ep})")
+
+    @property
+    def attention_groups(self) -> int:
+        return self.ep // self.attention_tp
+
+    @property
+    def name(self) -> str:
+        attention = "attention DP" if self.attention_tp == 1 else f"attention TP{self.attention_tp}"
+        return f"EP{self.ep}, {attention}"
+
+
+@dataclass(frozen=True)
+class GPUMemory:
+    """One GPU of a decode unit: what it must hold and how many requests fit beside it."""
+
+    placement: Placement
+    capacity: float              # bytes the GPU offers (the capacity convention)
+    usable: float                # usable_fraction x capacity
+    expert_bytes: float          # routed experts on this GPU
+    other_bytes: float           # non-expert weights on this GPU (its attention shard)
+    overhead_bytes: float
+    request_bytes: float         # this GPU's share of one request's cache
+    requests: int                # requests whose cache this GPU holds (0: the placement is invalid)
+
+    @property
+    def weights(self) -> float:
+        return self.expert_bytes + self.other_bytes
+
+    @property
+    def kv_room(self) -> float:
+        """HBM left for caches (negative when the weights alone do not fit)."""
+        return self.usable - self.weights - self.overhead_bytes
+
+    @property
+    def cache_bytes(self) -> float:
+        return self.requests * self.request_bytes
+
+    @property
+    def used(self) -> float:
+        return self.weights + self.overhead_bytes + self.cache_bytes
+
+    @property
+    def valid(self) -> bool:
+        return self.requests >= 1
+
+
+def _check_tp(model: str, tp: int, a: Assumptions) -> None:
+    if tp > 1 and a.inputs != "public":
+        raise ParameterError("attention_tp", tp, "1 under the article's figures, which have no heads to split")
+    for h in _heads(model):
+        if h % tp:
+            raise ParameterError("attention_tp", tp, f"a divisor of {model}'s {h} attention heads")
+    spec = model_spec(model)
+    for g in spec.attention:
+        heads = g.dims.get("kv_heads") if g.kind == "mha" else None
+        if heads and heads % tp and tp % heads:
+            raise ParameterError("attention_tp", tp, f"a divisor or multiple of {model}'s {heads} K/V heads")
+
+
+@cache
+def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, float]:
+    """(routed-expert bytes, other bytes) on one GPU."""
+    if a.inputs == "public":
+        w = weights_per_gpu(model, placement.ep, tp=placement.attention_tp,
+                            redundant_experts=a.redundant_experts, formats=a.formats())
+        return w.expert_bytes, w.other_bytes
+    # The article's method: equal experts at one byte a parameter, and its per-GPU allowance for
+    # attention and embedding (5 GB for K3, 3 GB for V4-Pro) as the non-expert weights.
+    per_gpu = experts_per_gpu(routed_experts(model, "article"), placement.ep, a.redundant_experts)
+    return per_gpu * article_expert_bytes(model), deployment(model).overhead_bytes
+
+
+@cache
+def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
+    """Bytes of one request's cache on one GPU of an attention group of ``attention_tp`` GPUs."""
+    if a.inputs != "public":
+        return request_bytes(model, context, a.inputs)
+    out = 0.0
+    for g, b in kv.group_bytes(model_spec(model), context, a.kv_dtype, a.state_dtype):
+        if g.kind == "mha":
+            heads = g["kv_heads"]
+            out += b * max(heads // attention_tp, 1) / heads     # fewer K/V heads than ranks: replicated
+        elif g.kind in PER_HEAD:
+            out += b / attention_tp
+        else:
+            out += b
+    return out
+
+
+def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a: Assumptions) -> GPUMemory:
+    """One GPU of ``placement`` serving requests of ``context`` tokens under assumptions ``a``."""
+    g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
+    _check_tp(model, placement.attention_tp, a)
+    context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
+    capacity = a.capacity_bytes(g)
+    expert, other = _weights(model, placement, a)
+    share = request_share(model, context, placement.attention_tp, a)
+    room = a.usable_fraction * capacity - expert - other - a.overhead_bytes
+    requests = int(room // share) if room > 0 and share > 0 else 0
+    return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
+                     share, max(requests, 0))
+
+
+def _heads(model: str) -> list[int]:
+    c = model_spec(model).config
+    return [h for h in (c.get("num_attention_heads"), c.get("linear_attn_config.num_heads")) if h]
+
+
+@cache
+def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
+    """The placements a planner tries: whole-node EP sizes up to 1,024 GPUs that spread the expert
+    slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
+    attention heads, the node and the EP size."""
+    slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+    n = a.gpus_per_node
+    eps = [e for e in range(n, min(slots, MAX_EP) + 1, n) if slots % e == 0]
+    tps = [t for t in range(1, a.max_attention_tp + 1)
+           if n % t == 0 and all(h % t == 0 for h in _heads(model))]
+    out = []
+    for e in eps:
+        for t in tps:
+            if e % t == 0:
+                try:
+                    _check_tp(model, t, a)
+                except ParameterError:
+                    continue
+                out.append(Placement(e, t))
+    return tuple(out)
