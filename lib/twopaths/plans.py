@@ -1,0 +1,165 @@
+"""What the serving chapters (01, 06-11) show of a plan, done once so every page shows and glues
+the same thing the same way.
+
+- ``serving_assumptions(changes)``: the book's ``Assumptions`` with a chapter's ``serving``
+  parameter applied (a dict of field changes), refused with the field named when one is bad.
+- ``assumptions_box(a)``: the assumptions as a table, each with its source, for the box every
+  serving page prints.
+- ``plan_table(plans)`` and ``memory_table(plan)``: the plans with their layouts, and one decode
+  GPU's memory, line by line.
+- ``glue_plan(name, plan)``: a plan's figures under ``name_...``. Headline plans are glued under the
+  same names on every page that shows them; ``tests/test_pages_agree.py`` fails when two pages glue
+  different values under one name.
+- ``headline(a)``: the book's headline grid, K3 and V4-Pro on H200 and B300 at rho 0.1, 0.25, 0.5
+  and 1 (every session resident); ``glue_headline`` glues it, the K3 : V4-Pro ratios and the
+  H200-to-B300 gains.
+- ``scenario_rho(name)``: the duty cycle of one of the article's scenarios (agent, api, batch);
+  ``workload_factor(a)``: K3's nodes for agents over its nodes for batch work.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from IPython.display import Markdown
+
+from .calc import fleet
+from .calc.offload import decode_seconds, duty_cycle
+from .chapter import glue
+from .errors import ParameterError, check_choice
+from .report import markdown_table
+from .specs.deployment import scenarios, workload
+from .specs.serving import Assumptions, assumptions, source, weight_scenarios
+
+K3, V4 = "kimi-k3", "deepseek-v4-pro"
+HEADLINE_GPUS = ("h200", "b300")
+HEADLINE_RHOS = (0.1, 0.25, 0.5, 1.0)       # 1.0: every session resident (the article's Step 4)
+GB = 1e9
+TAG = {K3: "k3", V4: "v4"}
+
+
+def serving_assumptions(changes: dict | None = None, preset: str = "book") -> Assumptions:
+    """The chapter's assumptions: ``preset`` with ``changes`` (its ``serving`` parameter) applied."""
+    if changes is None:
+        changes = {}
+    if not isinstance(changes, dict):
+        raise ParameterError("serving", changes, "a mapping of assumption fields to values, e.g. "
+                             "{'kv_dtype': 'fp8', 'usable_fraction': 0.85}")
+    return assumptions(preset, **changes)
+
+
+def _shown(name: str, value) -> str:
+    if name == "overhead_bytes":
+        return f"{value / GB:g} GB per GPU"
+    if name == "usable_fraction":
+        return f"{100 * value:g}% of capacity"
+    if name == "weights":
+        return weight_scenarios()[value]["label"]
+    if name == "capacity":
+        return {"device": "as the driver exposes it", "nominal": "datasheet (nominal)"}[value]
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def assumptions_box(a: Assumptions) -> Markdown:
+    """Every field of ``a`` with its value and where its default comes from."""
+    rows = [[f.name, _shown(f.name, getattr(a, f.name)), source(f.name) or "specs/serving.yaml"]
+            for f in fields(a) if f.name != "label"]
+    return Markdown(f"**Deployment assumptions: {a.label}**\n\n"
+                    + markdown_table(["assumption", "value", "source"], rows).data)
+
+
+def plan_row(p: fleet.Plan) -> list:
+    m = p.decode
+    return [p.model, p.gpu.upper(), p.placement.name, f"{m.weights / GB:.1f} GB",
+            f"{m.requests} x {m.request_bytes / GB:.2f} GB", f"{m.used / GB:.1f} / {m.usable / GB:.1f} GB",
+            f"{p.requests_per_unit:,}", f"{p.units:,}", f"{p.d_nodes:,}", f"{p.p_nodes:,}",
+            f"{p.prefill.by_work:,}", f"{p.nodes:,}"]
+
+
+PLAN_HEADERS = ["model", "GPU", "decode unit", "weights / GPU", "requests / GPU", "used / usable",
+                "requests / unit", "units", "decode nodes", "prefill nodes (P:D)", "prefill nodes (work)",
+                "nodes"]
+
+
+def plan_table(plans: list[fleet.Plan]) -> Markdown:
+    """One row per plan: its layout, one decode GPU's memory and the node counts."""
+    return markdown_table(PLAN_HEADERS, [plan_row(p) for p in plans])
+
+
+def memory_table(p: fleet.Plan) -> Markdown:
+    """One decode GPU of ``p``, line by line, against what it offers."""
+    m = p.decode
+    rows = [["routed experts", f"{m.expert_bytes / GB:.1f} GB"],
+            ["non-expert weights", f"{m.other_bytes / GB:.1f} GB"],
+            ["runtime overhead", f"{m.overhead_bytes / GB:.1f} GB"],
+            [f"caches ({m.requests} requests)", f"{m.cache_bytes / GB:.1f} GB"],
+            ["used", f"{m.used / GB:.1f} GB"],
+            [f"usable ({100 * p.assumptions.usable_fraction:g}% of {m.capacity / GB:.1f} GB)",
+             f"{m.usable / GB:.1f} GB"]]
+    return markdown_table([f"{p.model} on {p.gpu.upper()}, {p.placement.name}", "bytes"], rows)
+
+
+def glue_plan(name: str, p: fleet.Plan) -> None:
+    """Glue a plan's layout, one decode GPU's memory and its node counts under ``name_...``."""
+    m = p.decode
+    glue(f"{name}_layout", p.placement.name, "text")
+    glue(f"{name}_ep", p.ep, "GPUs")
+    glue(f"{name}_requests_per_gpu", m.requests, "requests")
+    glue(f"{name}_weights_GB", m.weights / GB, "GB")
+    glue(f"{name}_used_GB", m.used / GB, "GB")
+    glue(f"{name}_usable_GB", m.usable / GB, "GB")
+    glue(f"{name}_d_nodes", p.d_nodes, "nodes")
+    glue(f"{name}_p_nodes", p.p_nodes, "nodes")
+    glue(f"{name}_p_nodes_work", p.prefill.by_work, "nodes")
+    glue(f"{name}_nodes", p.nodes, "nodes")
+
+
+def headline(a: Assumptions, work: fleet.Workload | None = None) -> dict[tuple, fleet.Plan]:
+    """{(model, gpu, rho): plan} for K3 and V4-Pro on H200 and B300 at rho 0.1, 0.25 and 0.5."""
+    base = fleet.workload() if work is None else work
+    return {(m, g, r): fleet.plan(m, g, a, fleet.Workload(base.concurrency, base.context, r))
+            for m in (K3, V4) for g in HEADLINE_GPUS for r in HEADLINE_RHOS}
+
+
+def headline_name(gpu: str, rho: float, model: str | None = None) -> str:
+    """``plan_k3_h200_rho25`` for a plan, ``ratio_h200_rho25`` for the K3 : V4-Pro ratio."""
+    tag = f"{gpu}_rho{round(100 * rho)}"
+    return f"plan_{TAG[model]}_{tag}" if model else f"ratio_{tag}"
+
+
+def glue_headline(plans: dict[tuple, fleet.Plan]) -> None:
+    """Glue every headline plan, each K3 : V4-Pro node ratio and each model's H200-to-B300 gain
+    (``b300_gain_k3_rho25``) under its shared name."""
+    for (m, g, r), p in plans.items():
+        glue_plan(headline_name(g, r, m), p)
+    for r in HEADLINE_RHOS:
+        for g in HEADLINE_GPUS:
+            glue(headline_name(g, r), plans[K3, g, r].nodes / plans[V4, g, r].nodes, "x")
+        for m in (K3, V4):
+            glue(f"b300_gain_{TAG[m]}_rho{round(100 * r)}", plans[m, "h200", r].nodes / plans[m, "b300", r].nodes, "x")
+
+
+def scenario_rho(name: str) -> float:
+    """A scenario's duty cycle: the article's 1,000 output tokens at 200 tokens/s over a turn."""
+    check_choice("scenario", name, list(scenarios()))
+    w = workload()
+    return duty_cycle(decode_seconds(w.output_tokens, w.decode_tokens_per_s), scenarios()[name].w_idle)
+
+
+def workload_factor(a: Assumptions, model: str = K3, gpu: str = "h200") -> float:
+    """Nodes for high-interaction agents over nodes for low-frequency batch work, one model."""
+    base = fleet.workload()
+    nodes = {s: fleet.plan(model, gpu, a, fleet.Workload(base.concurrency, base.context, scenario_rho(s))).nodes
+             for s in ("agent", "batch")}
+    return nodes["agent"] / nodes["batch"]
+
+
+def ratio_table(plans: dict[tuple, fleet.Plan]) -> Markdown:
+    """K3 : V4-Pro nodes per GPU and duty cycle, with the layout each plan chose."""
+    rows = []
+    for g in HEADLINE_GPUS:
+        for r in HEADLINE_RHOS:
+            k, v = plans[K3, g, r], plans[V4, g, r]
+            rows.append([g.upper(), f"{100 * r:g}%", f"{k.nodes:,} ({k.placement.name})",
+                         f"{v.nodes:,} ({v.placement.name})", f"{k.nodes / v.nodes:.2f}x"])
+    return markdown_table(["GPU", "rho", "K3 nodes (decode unit)", "V4-Pro nodes (decode unit)", "K3 : V4-Pro"], rows)
