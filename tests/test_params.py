@@ -115,11 +115,27 @@ def test_expert_bytes_over_the_ep_group_sum_to_the_model(model_id, data):
     assert g.other_bytes == pytest.approx(sum(weights.weight_bytes(spec).values()) - total, rel=1e-12)
 
 
-def test_tensor_parallel_splits_the_other_weights():
-    dp = weights.weights_per_gpu("deepseek-v4-pro", 16)
-    tp = weights.weights_per_gpu("deepseek-v4-pro", 16, tp=8)
-    assert tp.other_bytes == pytest.approx(dp.other_bytes / 8)
-    assert tp.expert_bytes == dp.expert_bytes
+@pytest.mark.parametrize("model_id", ["deepseek-v4-pro", "kimi-k3", "deepseek-v3.2"])
+def test_tensor_parallel_splits_all_but_the_headless_weights(model_id):
+    """TP n: the weights that belong to no head stay whole on every rank, the rest splits n ways."""
+    dp = weights.weights_per_gpu(model_id, 16)
+    whole = sum(weights.WEIGHT_FORMATS[weights.shipped_formats(model_id)[g]].bytes(n)
+                for g, n in params.tp_replicated(model_id).items())
+    for n in (2, 8):
+        tp = weights.weights_per_gpu(model_id, 16, tp=n)
+        assert tp.other_bytes == pytest.approx(whole + (dp.other_bytes - whole) / n, rel=1e-12)
+        assert tp.expert_bytes == dp.expert_bytes
+    assert 0 < whole < dp.other_bytes / 4
+
+
+def test_headless_weights_by_hand():
+    """K3: 24 MLA layers of q_a (7168 x 1536) and kv_a (7168 x 576), 69 KDA forget-gate downs
+    (7168 x 128), plus the router, latent projections, AttnRes and norms, whole."""
+    rep = params.tp_replicated("kimi-k3")
+    assert rep["attention"] == 24 * 7168 * (1536 + 576) + 69 * 7168 * 128
+    by_group = params.param_counts("kimi-k3").by_group()
+    assert all(rep[g] == by_group[g] for g in ("router", "latent_proj", "residual", "norms"))
+    assert set(rep) == {"attention", "router", "latent_proj", "residual", "norms"}
 
 
 def test_kv_space():

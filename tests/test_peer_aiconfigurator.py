@@ -14,7 +14,9 @@ import logging
 import pytest
 
 from twopaths import specs
-from twopaths.calc import kv, params, weights
+from twopaths.calc import fleet, kv, params, weights
+from twopaths.calc.placement import Placement, request_share
+from twopaths.specs.serving import assumptions
 
 aic_builders = pytest.importorskip("aiconfigurator_core.sdk.config_builders")
 aic_models = pytest.importorskip("aiconfigurator_core.sdk.models")
@@ -148,3 +150,73 @@ def test_the_differences_table_is_complete_data():
     rows = yaml.safe_load((files("twopaths.specs") / "aiconfigurator.yaml").read_text())
     assert all(set(r) == {"topic", "aiconfigurator", "book", "why", "where"} for r in rows)
     assert len({r["topic"] for r in rows}) == len(rows)
+
+
+# --- the layouts the book's plans choose, against AIConfigurator's model of the same layout ---------
+
+def _plan_layouts():
+    """Every (model, gpu, placement) a headline plan or smallest valid unit uses under the book's
+    serving assumptions, K3 and V4-Pro on H200 and B300."""
+    a, out = assumptions(), set()
+    for m in ("kimi-k3", "deepseek-v4-pro"):
+        for g in ("h200", "b300"):
+            for rho in (0.1, 0.25, 0.5):
+                p = fleet.plan(m, g, a, fleet.workload(rho=rho))
+                out |= {(m, p.placement), (m, p.prefill.unit)}
+    return sorted(out, key=lambda x: (x[0], x[1].ep, x[1].attention_tp))
+
+
+LAYOUTS = _plan_layouts()
+
+
+def _ids(case):
+    return f"{case[0]}-{case[1].name}".replace(", ", "-").replace(" ", "")
+
+
+@pytest.mark.parametrize("case", LAYOUTS, ids=_ids)
+def test_plan_layout_experts_per_gpu_equal(case):
+    model_id, p = case
+    routed, _ = _aic_weights(aic(model_id, p.ep, p.attention_tp))
+    assert routed == pytest.approx(_routed_unscaled(model_id, p.ep), rel=1e-12)
+
+
+def _tp_savings(model_id, ep, tp):
+    """Non-expert bytes per GPU that attention TP removes, the book's and AIConfigurator's."""
+    ours = weights.weights_per_gpu(model_id, ep).other_bytes - weights.weights_per_gpu(model_id, ep, tp=tp).other_bytes
+    theirs = _aic_weights(aic(model_id, ep))[1] - _aic_weights(aic(model_id, ep, tp))[1]
+    return ours, theirs
+
+
+V4_TP = [("deepseek-v4-pro", Placement(64, tp)) for tp in (2, 8)]     # V4-Pro's plans choose DP
+
+
+@pytest.mark.parametrize("case", [c for c in LAYOUTS if c[1].attention_tp > 1] + V4_TP, ids=_ids)
+def test_plan_layout_tp_split_agrees(case):
+    """What TP takes off each GPU. K3: equal once AIConfigurator's whole KDA beta projection (d -> H,
+    per head, which the book splits) is kept whole, within 0.05%. V4-Pro: within 2% once its o_a
+    is priced in BF16 and its embedding kept whole, as AIConfigurator does."""
+    model_id, p = case
+    ours, theirs = _tp_savings(model_id, p.ep, p.attention_tp)
+    c, keep = specs.model(model_id).raw["config"], 1 - 1 / p.attention_tp
+    if model_id == "kimi-k3":
+        ours -= len(c["linear_attn_config.kda_layers"]) * c["hidden_size"] * 96 * 2 * keep
+        assert ours == pytest.approx(theirs, rel=5e-4)
+    else:
+        o_a = c["o_lora_rank"] * c["num_attention_heads"] * c["head_dim"] * c["num_hidden_layers"]
+        ours += (2 * o_a - weights.WEIGHT_FORMATS["fp8"].bytes(o_a)) * keep
+        ours -= weights.weight_bytes(model_id)["embedding"] * keep
+        assert ours == pytest.approx(theirs, rel=2e-2)
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_cache_per_rank_under_tp(tp):
+    """Per rank of an attention TP group, AIConfigurator and the book split the same cache: K3's KDA
+    state by heads (AIConfigurator's five FP32 slots against the book's one), its MLA latent not at
+    all; V4-Pro's whole cache not at all."""
+    a, t = assumptions(state_dtype="fp32"), 500_000
+    kda = kv.kv_breakdown("kimi-k3", t, "bf16", state_dtype="fp32")["KDA state"]
+    assert aic("kimi-k3", 8 * tp, tp).get_kvcache_bytes_per_sequence(t) == \
+        pytest.approx(request_share("kimi-k3", t, tp, a) + 4 * kda / tp, rel=1e-12)
+    v4 = aic("deepseek-v4-pro", 8 * tp, tp).get_kvcache_bytes_per_sequence(t)
+    assert v4 == aic("deepseek-v4-pro", 8, 1).get_kvcache_bytes_per_sequence(t)
+    assert request_share("deepseek-v4-pro", t, tp, a) == request_share("deepseek-v4-pro", t, 1, a)

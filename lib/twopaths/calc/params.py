@@ -237,6 +237,41 @@ FAMILIES = {"deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "deepseek_v4": 
             "kimi_linear": _kimi_k3}
 
 
+# ---- what attention tensor parallelism cannot split ----
+
+TP_REPLICATED_GROUPS = ("router", "latent_proj", "residual", "norms")
+
+
+def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
+    """Parameters of each group that every rank of an attention TP group holds whole.
+
+    The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
+    latents), V4's q_a and its single shared K=V head, V4's compressors (their entries are per token),
+    KDA's forget-gate down-projection, V3.2's indexer key. So do the router, LatentMoE's latent
+    projections, the residual mixers and the norms. Everything else (per-head projections, output
+    projections, FFNs, the vocab-parallel embedding and head) splits ``tp`` ways."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    c, by_group = spec.raw["config"], param_counts(spec).by_group()
+    out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}
+    d, family = c["hidden_size"], c["model_type"]
+    if family in ("deepseek_v3", "deepseek_v32"):
+        per_layer = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+        attention = c["num_hidden_layers"] * (per_layer + (d * c["index_head_dim"] if "index_n_heads" in c else 0))
+    elif family == "kimi_linear":
+        mla_down = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+        attention = (len(c["linear_attn_config.full_attn_layers"]) * mla_down
+                     + len(c["linear_attn_config.kda_layers"]) * d * c["linear_attn_config.head_dim"])
+    else:                                   # deepseek_v4 (param_counts has refused anything else)
+        attention = 0
+        for r in c["compress_ratios"][:c["num_hidden_layers"]]:
+            parts = v4_attention(c, r)
+            attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
+            if "indexer" in parts:          # the indexer's own compressor; its query heads split
+                attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
+    out["attention"] = attention
+    return out
+
+
 def param_counts(spec: ModelSpec | str) -> ParamCounts:
     """Per-component parameter counts of ``spec`` (a spec or a model id) from its public config."""
     spec = model(spec) if isinstance(spec, str) else spec

@@ -9,7 +9,8 @@ Formats (bits per weight plus the block scales that come with them):
 - ``fp4``: NVFP4, e2m1 with one e4m3 scale per 16 weights (the per-tensor fp32 scale is ignored).
 
 Layouts: attention ``tp=1`` is attention data-parallel (every non-expert weight on every GPU);
-``tp>1`` splits the non-expert weights over ``tp`` GPUs (heads must divide). Routed experts are
+``tp>1`` splits the non-expert weights over ``tp`` GPUs (heads must divide), except those that belong
+to no head, which every rank holds whole (``calc.params.tp_replicated``). Routed experts are
 spread over ``ep`` GPUs, ``redundant_experts`` extra replicas per MoE layer included. The MTP
 layers are not counted (they add at most 1.7% to V4-Pro's parameters, mostly experts).
 """
@@ -20,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError, check_choice, check_int, check_real
 from ..specs import GPUSpec, ModelSpec, gpu as gpu_spec, model
-from .params import GROUPS, ParamCounts, param_counts
+from .params import GROUPS, ParamCounts, param_counts, tp_replicated
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,10 @@ def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_ex
     experts, moe_layers = moe_shape(counts, spec)
     per_gpu = experts_per_gpu(experts, ep, redundant_experts)
     total = weight_bytes(spec, formats)
-    by_group = {g: (b * per_gpu / experts if g == "routed_experts" else b / tp) for g, b in total.items()}
+    fmts = _formats(spec, formats)
+    whole = {g: fmts[g].bytes(n) for g, n in tp_replicated(spec).items()} if tp > 1 else {}
+    by_group = {g: (b * per_gpu / experts if g == "routed_experts" else whole.get(g, 0) + (b - whole.get(g, 0)) / tp)
+                for g, b in total.items()}
     expert = by_group["routed_experts"]
     return GPUWeights(per_gpu, expert, sum(by_group.values()) - expert, by_group)
 
