@@ -6,14 +6,15 @@ parameter, 61.6 GB and 12.2 GB a 1M-token request, 2.78T - 0.5T - 0.1T over 898 
 3 GB overhead), rounding as the article prints (``rounding="article"``), so an error is reported at
 the step that makes it and not again downstream. Figures the article takes from a model's release are
 recounted from its config (``fact``). Public: the same step from the public configs (parameter counts,
-shipped formats, 384 routed experts for V4-Pro) under ``calc.ep``'s "public" method.
+shipped formats, 384 routed experts for V4-Pro) under the book's serving assumptions
+(``specs.serving``; ``calc.placement`` for one GPU of an EP group).
 """
 
 from __future__ import annotations
 
 from functools import cache
 
-from ...calc import bare, ep, fleet
+from ...calc import bare, ep, fleet, placement
 from ...calc.params import param_counts
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
@@ -34,9 +35,19 @@ def bare_count(model: str, basis: str = "stated") -> bare.BareCount:
 
 
 @cache
-def row(model: str, ep_size: int, method: str = "article") -> ep.EPRow:
-    """One row of the article's EP table on H200."""
-    return ep.ep_row(model, "h200", ep_size, method, "article" if method == "article" else "strict")
+def row(model: str, ep_size: int) -> ep.EPRow:
+    """One row of the article's EP table on H200, as the article computes it."""
+    return ep.ep_row(model, "h200", ep_size, "article", "article")
+
+
+@cache
+def public_row(model: str, ep_size: int) -> dict:
+    """The same row under the book's serving assumptions: one GPU of an attention-DP unit of
+    ``ep_size`` GPUs (``calc.placement``), with the fields the article's table has."""
+    m = placement.memory(model, "h200", placement.Placement(ep_size), workload().average_context, assumptions("book"))
+    per_gpu = m.expert_bytes / (weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public"))
+    return {"nodes": ep_size / hardware().gpus_per_node, "experts_per_gpu": round(per_gpu),
+            "weights_per_gpu": m.weights, "kv_per_gpu": m.kv_room}
 
 
 def smallest_valid_ep(model: str) -> int:
@@ -141,7 +152,7 @@ for m in (K3, PRO):
             cid = f"{TAG[m]}-ep{size}-{suffix}"
             if cid in TOPIC:
                 explained = EXPLAINED.get(cid, {"explain": EXPERTS_ONLY} if suffix == "weights-per-gpu" else {})
-                check(cid, public=lambda m=m, s=size, f=field: getattr(row(m, s, "public"), f), **explained)(
+                check(cid, public=lambda m=m, s=size, f=field: public_row(m, s)[f], **explained)(
                     lambda m=m, s=size, f=field: getattr(row(m, s), f))
     check(f"{TAG[m]}-ep-size", public=lambda m=m: smallest_valid_ep(m),
           explain="the article's column: the smallest whole-node EP size that leaves any HBM for KV; the "
