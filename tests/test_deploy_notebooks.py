@@ -12,7 +12,7 @@ NB = Path(__file__).resolve().parents[1] / "notebooks"
 @pytest.mark.notebooks
 @pytest.mark.parametrize("chapter, name, value, message", [
     ("07-parallelism.ipynb", "gpu", "h300", "gpu: got 'h300'"),
-    ("08-prefill-decode.ipynb", "pd_ratio", 0, "pd_ratio: got 0"),
+    ("08-prefill-decode.ipynb", "serving", {"pd_ratio": 0}, "pd_ratio: got 0"),
     ("09-offload-duty-cycle.ipynb", "w_idle_api", -5.0, "w_idle_api: got -5.0"),
     ("10-hardware-cost.ipynb", "context", 0, "context: got 0"),
 ])
