@@ -163,3 +163,71 @@ def ratio_table(plans: dict[tuple, fleet.Plan]) -> Markdown:
             rows.append([g.upper(), f"{100 * r:g}%", f"{k.nodes:,} ({k.placement.name})",
                          f"{v.nodes:,} ({v.placement.name})", f"{k.nodes / v.nodes:.2f}x"])
     return markdown_table(["GPU", "rho", "K3 nodes (decode unit)", "V4-Pro nodes (decode unit)", "K3 : V4-Pro"], rows)
+
+
+# EP sizing (part III, Step 2), shown by chapters 06, 07 and 08 under shared names. Sized on the
+# H200, the article's hardware, whatever GPU a chapter otherwise uses.
+EP_GPU = "h200"
+
+
+def article_unit(model: str) -> "fleet.Placement":
+    """The article's minimum viable decode unit with attention DP: EP=32 for K3, EP=16 for V4-Pro."""
+    from .specs.deployment import deployment
+    return fleet.Placement(deployment(model).ep)
+
+
+def smallest_units(a: Assumptions, context: int) -> dict[str, "fleet.GPUMemory | None"]:
+    """Each model's smallest valid placement on the H200 for ``context`` (``fleet.prefill_unit``):
+    attention TP allowed up to ``a.max_attention_tp`` (``smallest_unit_k3``) and attention DP only
+    (``smallest_dp_unit_k3``); None where no placement holds a request."""
+    out = {}
+    for m in (K3, V4):
+        out[f"smallest_unit_{TAG[m]}"] = fleet.prefill_unit(m, EP_GPU, context, a)
+        out[f"smallest_dp_unit_{TAG[m]}"] = fleet.prefill_unit(m, EP_GPU, context, a.but(max_attention_tp=1))
+    return out
+
+
+def unit_name(u: "fleet.GPUMemory | None") -> str:
+    return u.placement.name if u is not None else "none"
+
+
+def glue_ep_sizing(a: Assumptions, context: int) -> None:
+    """Glue one H200 GPU at the article's EP sizes with attention DP: its KV room
+    (``k3_ep32_dp_kv_room_GB``, ``v4_ep16_dp_kv_room_GB``; negative when the weights do not fit),
+    weights, non-expert weights, one request's cache, whole requests per GPU and per unit
+    (``k3_ep32_dp_weights_GB``, ``_other_GB``, ``_request_GB``, ``_requests``,
+    ``_requests_per_unit``); and each smallest unit as text (``smallest_unit_k3``: "EP224,
+    attention DP", or "none") with its EP size (``smallest_unit_k3_ep``: GPUs, or "none")."""
+    from .calc.placement import memory
+    for m in (K3, V4):
+        p = article_unit(m)
+        g, name = memory(m, EP_GPU, p, context, a), f"{TAG[m]}_ep{p.ep}_dp"
+        glue(f"{name}_kv_room_GB", g.kv_room / GB, "GB")
+        glue(f"{name}_weights_GB", g.weights / GB, "GB")
+        glue(f"{name}_other_GB", g.other_bytes / GB, "GB")
+        glue(f"{name}_request_GB", g.request_bytes / GB, "GB")
+        glue(f"{name}_requests", g.requests, "requests")
+        glue(f"{name}_requests_per_unit", g.requests * p.attention_groups, "requests")
+    for name, u in smallest_units(a, context).items():
+        glue(name, unit_name(u), "text")
+        glue(f"{name}_ep", u.placement.ep if u is not None else "none", "GPUs")
+
+
+def weight_scenario_table(a: Assumptions, context: int) -> Markdown:
+    """The three weight scenarios side by side on the H200, everything else as in ``a``: each
+    model's weights, one GPU at the article's EP size with attention DP, and the smallest valid
+    units. The last scenario is the article's simplification."""
+    from .calc.placement import memory
+    from .calc.weights import weight_bytes
+    rows = []
+    for s, spec in weight_scenarios().items():
+        b = a.but(weights=s)
+        units = smallest_units(b, context)
+        for m in (K3, V4):
+            g = memory(m, EP_GPU, article_unit(m), context, b)
+            rows.append([spec["label"], m, f"{sum(weight_bytes(m, b.formats()).values()) / GB:,.0f} GB",
+                         g.placement.name, f"{g.weights / GB:.1f} GB", f"{g.kv_room / GB:.1f} GB",
+                         f"{g.requests}", unit_name(units[f"smallest_unit_{TAG[m]}"]),
+                         unit_name(units[f"smallest_dp_unit_{TAG[m]}"])])
+    return markdown_table(["weights", "model", "checkpoint", "article's unit", "weights / GPU",
+                           "KV room / GPU", "requests / GPU", "smallest unit", "smallest DP unit"], rows)
