@@ -1,0 +1,54 @@
+"""One fact, one place: a name glued on two pages holds the same value on both, and the headline
+plans the serving pages glue are the ones the calculators give today.
+
+The values are the chapters' rendered results (results/<profile>.json, which `make test` and
+`make book` check against a fresh run of every chapter)."""
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from twopaths import plans
+
+RESULTS = Path(__file__).resolve().parents[1] / "results"
+# Pages that state the K3 : V4-Pro fleet conclusion glue the whole headline grid.
+HEADLINE_PAGES = ("08-prefill-decode", "09-offload-duty-cycle", "10-hardware-cost", "11-audit")
+
+
+def _values(profile: str) -> dict[str, dict]:
+    notebooks = json.loads((RESULTS / f"{profile}.json").read_text())["notebooks"]
+    return {chapter: {k: v["value"] for k, v in d["values"].items()} for chapter, d in notebooks.items()}
+
+
+@pytest.mark.parametrize("profile", ["default", "smoke"])
+def test_a_name_on_two_pages_has_one_value(profile):
+    where = defaultdict(dict)
+    for chapter, values in _values(profile).items():
+        for name, value in values.items():
+            where[name][chapter] = value
+    clashes = {n: pages for n, pages in where.items() if len(pages) > 1 and len({repr(v) for v in pages.values()}) > 1}
+    assert not clashes, f"names glued with different values on different pages: {clashes}"
+
+
+@pytest.mark.parametrize("profile", ["default", "smoke"])
+def test_every_headline_page_glues_the_headline_grid_as_computed(profile):
+    a = plans.serving_assumptions()
+    grid = plans.headline(a)
+    values = _values(profile)
+    for page in HEADLINE_PAGES:
+        chapter = next(c for c in values if c.endswith(page.split("-", 1)[1]))
+        for (m, g, r), p in grid.items():
+            name = plans.headline_name(g, r, m)
+            assert values[chapter][f"{name}_nodes"] == p.nodes, (chapter, name)
+            assert values[chapter][f"{name}_layout"] == p.placement.name, (chapter, name)
+        for g in plans.HEADLINE_GPUS:
+            for r in plans.HEADLINE_RHOS:
+                ratio = grid[plans.K3, g, r].nodes / grid[plans.V4, g, r].nodes
+                assert values[chapter][plans.headline_name(g, r)] == pytest.approx(ratio, rel=1e-12)
+
+
+def test_headline_plans_fit_every_gpu():
+    for p in plans.headline(plans.serving_assumptions()).values():
+        assert p.decode.valid and p.decode.used <= p.decode.usable
