@@ -45,7 +45,7 @@ def _ours(hc, cfg):
 
 # hc_eps of 0.05 to 0.3 moves pre, and every Sinkhorn step, by far more than TOL
 @pytest.mark.parametrize("streams,iters,rms_eps,hc_eps", [(4, 20, 1e-6, 1e-6), (3, 5, 1e-5, 0.05), (1, 1, 1e-6, 0.3),
-                                                          (4, 3, 1e-6, 0.2)])
+                                                          (4, 3, 1e-6, 0.2), (2, 4, 0.3, 1e-6)])
 def test_weights_match_transformers(streams, iters, rms_eps, hc_eps):
     torch.manual_seed(streams * 10 + iters)
     cfg = _config(streams=streams, iters=iters, eps=hc_eps, rms_eps=rms_eps)
@@ -101,10 +101,17 @@ def test_decoder_layer_wiring_matches_transformers():
     assert (untransposed - attn_hc(x, lambda u: layer.self_attn(layer.input_layernorm(u))[0])).abs().max() > 1e-2
 
 
-@pytest.mark.parametrize("hc_eps", [1e-6, 0.2])
-def test_head_matches_transformers(hc_eps):
+def test_defaults_are_v4s():
+    cfg = DeepseekV4Config()
+    for m in (MHC(16), MHCHead(16)):
+        assert (m.streams, m.eps, m.norm_eps) == (cfg.hc_mult, cfg.hc_eps, cfg.rms_norm_eps)
+    assert MHC(16).sinkhorn_iters == cfg.hc_sinkhorn_iters
+
+
+@pytest.mark.parametrize("hc_eps,rms_eps", [(1e-6, 1e-6), (0.2, 1e-6), (1e-6, 0.3)])
+def test_head_matches_transformers(hc_eps, rms_eps):
     torch.manual_seed(3)
-    cfg = _config(eps=hc_eps)
+    cfg = _config(eps=hc_eps, rms_eps=rms_eps)
     ref = hf.DeepseekV4HyperHead(cfg)
     with torch.no_grad():
         ref.hc_fn.normal_(0, 0.5)
