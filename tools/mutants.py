@@ -36,10 +36,10 @@ PACKAGES = ("layers", "calc")
 TESTS = {
     "layers": ["attnres", "compressor", "csa_hca", "dsa", "ffn", "hyper_connections", "indexer", "kda",
                "latent_moe", "mhc", "mla", "mtp", "quantile_balancing", "recall", "routers", "speculative",
-               "attention_flops", "kv"],
+               "attention_flops", "kv", "layer_inputs", "layer_details"],
     "calc": ["attention_flops", "kv", "params", "sensitivity", "speculative", "deploy", "deploy_errors",
              "deploy_properties", "peer_aiconfigurator", "fleet", "audit", "audit_architecture", "audit_serving",
-             "claims", "claims_data", "trends", "specs"],
+             "claims", "claims_data", "trends", "specs", "calc_inputs"],
 }
 KILLED = {"killed", "timeout", "segfault"}      # a mutant that hangs or crashes the tests is seen too
 
