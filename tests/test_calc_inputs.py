@@ -5,7 +5,8 @@ mutation testing, where a moved bound or a dropped option passed every other tes
 import numpy as np
 import pytest
 
-from twopaths.calc import arrays, bare, cost, disagg, offload, request, units
+from twopaths import specs
+from twopaths.calc import arrays, bare, cost, disagg, kv, offload, request, units
 from twopaths.specs import gpu as gpu_spec
 
 TINY = 1e-9
@@ -52,6 +53,10 @@ CASES = [
     (offload.peak_resident, {"concurrency": 10, "rho": 0.5}, "quantile", 1.0, 1 + TINY),
     (offload.peak_resident, {"concurrency": 10, "rho": 0.5}, "quantile", TINY, 0.0),
     (offload.scale_nodes, {"rho": 0.5}, "d_nodes", 0.0, -TINY),
+    (offload.swap_in_rate, {"rho": 0.5, "w_decode": 1.0, "request_bytes": 1.0}, "concurrency", 1, 0),
+    (offload.swap_in_rate, {"concurrency": 4, "w_decode": 1.0, "request_bytes": 1.0}, "rho", 1.0, 1 + TINY),
+    (offload.swap_in_rate, {"concurrency": 4, "rho": 0.5, "request_bytes": 1.0}, "w_decode", TINY, 0.0),
+    (offload.swap_in_rate, {"concurrency": 4, "rho": 0.5, "w_decode": 1.0}, "request_bytes", 0.0, -TINY),
     (disagg.link_bandwidth, {}, "gbit_per_s", TINY, 0.0),
     (disagg.transfer_time, {"bandwidth": 1.0}, "n_bytes", 0.0, -TINY),
     (disagg.transfer_time, {"n_bytes": 1.0}, "bandwidth", TINY, 0.0),
@@ -75,6 +80,10 @@ def test_arrays_report_the_first_offending_element_and_keep_their_types(raises_p
     assert err.got == -2.0
     err = raises_param("n", arrays.ints, "n", np.array([1, 7, -3]), minimum=0, maximum=5)
     assert err.got == 7
+    # one element past one bound, whatever the other bound says, and reported, not the element at it
+    raises_param("n", arrays.ints, "n", np.array([-1, 2]), minimum=0, maximum=5)
+    assert raises_param("x", arrays.reals, "x", np.array([0.0, -1.0]), minimum=0.0).got == -1.0
+    assert raises_param("x", arrays.reals, "x", np.array([1.0, 2.0]), maximum=1.0).got == 2.0
     raises_param("x", arrays.reals, "x", np.array(["a"]))                     # not numbers
     raises_param("x", arrays.reals, "x", np.array([]))                        # empty
     assert arrays.ints("n", np.array([1, 2], dtype=np.int32)).dtype == np.int64
@@ -145,3 +154,26 @@ def test_offload_rounds_as_told():
     """10 requests at rho 0.21 keep 2.1 resident: 3 whole ones (the default), 2 to the nearest."""
     assert (offload.resident_requests(10, 0.21), offload.resident_requests(10, 0.21, "article")) == (3, 2)
     assert offload.scale_nodes(10.0, 0.21, "strict") == 3
+
+
+def test_swap_in_rate_is_turns_per_second_times_a_request():
+    """10 requests, half of them resident, each turn 2 s apart: 2.5 turns a second of 1 GB each."""
+    assert offload.swap_in_rate(10, 0.5, 2.0, 1e9) == pytest.approx(2.5e9)
+
+
+@pytest.mark.parametrize("model", [K3, V4])
+def test_group_bytes_add_up_to_the_request(model):
+    spec = specs.model(model)
+    for kw in ({}, {"kv_dtype": "fp32"}, {"state_dtype": "fp32"}):
+        parts = kv.group_bytes(spec, 50_000, **kw)
+        assert [g for g, _ in parts] == list(spec.attention)
+        assert sum(b for _, b in parts) == kv.request_kv_bytes(spec, 50_000, **kw)
+    assert kv.group_bytes(spec, 50_000, kv_dtype="fp32") != kv.group_bytes(spec, 50_000)
+    assert kv.group_bytes(model, 10) == kv.group_bytes(spec, 10)
+
+
+def test_the_fixed_state_adds_nothing_per_token():
+    """K3's KDA state is the same at any length: its dtype moves the request, not the slope."""
+    spec = specs.model(K3)
+    assert kv.request_kv_bytes(spec, 1000, state_dtype="fp32") > kv.request_kv_bytes(spec, 1000, state_dtype="bf16")
+    assert kv.kv_bytes_per_token(spec, state_dtype="fp32") == kv.kv_bytes_per_token(spec, state_dtype="bf16")

@@ -10,6 +10,9 @@ import torch
 from torch import nn
 
 from twopaths.layers import attnres, dsa, hyper_connections, latent_moe, quantile_balancing, routers, speculative
+from twopaths.layers.ffn import as_activation
+from twopaths.layers.indexer import topk_mass
+from twopaths.layers.mla import MLA
 from twopaths.layers.window import WindowAttention, cache_spec
 
 
@@ -116,3 +119,19 @@ def test_cache_spec_counts_the_layers_parameters():
     spec = cache_spec(layer)
     assert spec.name == spec.id == "WindowAttention"
     assert spec.params_total == spec.params_active == sum(p.numel() for p in layer.parameters())
+
+
+def test_swiglu_is_silu_of_the_gate_times_up():
+    g, u = torch.randn(5, 7), torch.randn(5, 7)
+    torch.testing.assert_close(as_activation("swiglu")(g, u), nn.functional.silu(g) * u)
+
+
+def test_topk_mass_needs_as_many_picks_as_k(raises_param):
+    """Five queries, two picks each: k = 3 is refused even though there are five queries."""
+    p = torch.softmax(torch.randn(1, 5, 6), -1)
+    raises_param("k", topk_mass, p, p.topk(2, -1).indices, 3)
+
+
+def test_mla_output_gate_has_no_bias():
+    layer = MLA(16, 2, 8, 4, 4, 4, output_gate=True)
+    assert layer.gate.bias is None and all(not n.endswith("bias") for n, _ in layer.named_parameters())

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from twopaths.layers import attnres, dsa, hyper_connections, kda, latent_moe, mhc, quantile_balancing, routers
-from twopaths.layers import speculative, window
+from twopaths.layers import mtp, speculative, window
 
 TINY = 1e-9
 MOE = dict(d=8, latent=4, n_experts=4, top_k=2, hidden=8)
@@ -70,7 +70,7 @@ CASES = [
     (window.WindowAttention, {"d_model": 8}, "heads", 1, 0),
     (window.WindowAttention, {"d_model": 8, "rope_dim": 2}, "head_dim", 2, 1),
     (window.WindowAttention, {"d_model": 8}, "window", 1, 0),
-    (window.WindowAttention, {"d_model": 8}, "rope_dim", 0, -1),
+    (window.WindowAttention, {"d_model": 8}, "rope_dim", 0, -2),            # -1 is also odd
     (window.WindowAttention, {"d_model": 8, "head_dim": 8}, "rope_dim", 8, 10),
     (window.WindowAttention, {"d_model": 8}, "rope_theta", TINY, 0.0),
     (window.WindowAttention, {"d_model": 8}, "q_rank", 1, 0),
@@ -81,6 +81,9 @@ CASES = [
     (kda.KDA, KDA, "conv_kernel", 1, 0),
     (kda.KDA, KDA, "lower_bound", 0.0, TINY),
     (kda.KDA, KDA, "chunk_size", 1, 0),
+    *[(mtp.TinyLM, {"vocab": 8, "heads": 1}, name, 1, 0) for name in ("d", "layers", "hidden", "max_len")],
+    (mtp.TinyLM, {"vocab": 8}, "heads", 1, 0),
+    (mtp.TinyLM, {}, "vocab", 1, 0),
     (kda.tile_factor_exponents, {"g": -torch.ones(4, 2)}, "tile", 1, 0),
     (kda.largest_safe_gate, {"dtype": torch.bfloat16}, "tile", 1, 0),
 ]
