@@ -27,16 +27,16 @@ def test_k3_attention_tp2_by_hand():
     """K3 on H200, EP224 with attention TP2, a 500K-token BF16 request, every session resident."""
     by_group = weights.weight_bytes(K3)
     experts = by_group["routed_experts"] * 4 / 896              # 896 experts over 224 GPUs
-    # Whole on both ranks (BF16): MLA's q_a and kv_a, KDA's forget-gate down, router, latent
-    # projections, AttnRes, norms; the rest splits in two.
+    # Whole on both ranks (BF16): MLA's q_a and kv_a, KDA's forget-gate down, embedding, router,
+    # latent projections, shared experts, AttnRes, norms; the rest splits in two.
     whole = 2 * (24 * 7168 * (1536 + 576) + 69 * 7168 * 128) + sum(
-        by_group[g] for g in ("router", "latent_proj", "residual", "norms"))
+        by_group[g] for g in ("embedding", "router", "latent_proj", "shared_experts", "residual", "norms"))
     other = whole + (sum(by_group.values()) - by_group["routed_experts"] - whole) / 2
     mla = 24 * (512 + 64) * 2 * 500_000                          # the latent: every rank holds it
     kda = 69 * kv.layer_bytes(K3, "kda") / 2                      # the KDA state: split by heads
     room = 0.9 * H200_DEVICE - experts - other
     requests = math.floor(room / (mla + kda))
-    assert requests == 4
+    assert requests == 3
     m = memory(K3, "h200", Placement(224, 2), 500_000, BOOK)
     assert (m.requests, m.request_bytes) == (requests, pytest.approx(mla + kda, rel=1e-12))
     assert m.weights == pytest.approx(experts + other, rel=1e-12)

@@ -192,19 +192,22 @@ V4_TP = [("deepseek-v4-pro", Placement(64, tp)) for tp in (2, 8)]     # V4-Pro's
 
 @pytest.mark.parametrize("case", [c for c in LAYOUTS if c[1].attention_tp > 1] + V4_TP, ids=_ids)
 def test_plan_layout_tp_split_agrees(case):
-    """What TP takes off each GPU. K3: equal once AIConfigurator's whole KDA beta projection (d -> H,
-    per head, which the book splits) is kept whole, within 0.05%. V4-Pro: within 2% once its o_a
-    is priced in BF16 and its embedding kept whole, as AIConfigurator does."""
+    """What TP takes off each GPU, once AIConfigurator's choices are applied: it splits the shared
+    experts by TP (SGLang's DeepEP path runs them unsplit; the book follows SGLang). K3: it also
+    splits the embedding, which SGLang's DP attention keeps whole, and keeps KDA's beta projection
+    (d -> H, one value per head) whole; equal within 0.05%. V4-Pro: it prices o_a in BF16; within 2%."""
     model_id, p = case
     ours, theirs = _tp_savings(model_id, p.ep, p.attention_tp)
     c, keep = specs.model(model_id).raw["config"], 1 - 1 / p.attention_tp
+    b = weights.weight_bytes(model_id)
+    ours += b["shared_experts"] * keep
     if model_id == "kimi-k3":
+        ours += b["embedding"] * keep
         ours -= len(c["linear_attn_config.kda_layers"]) * c["hidden_size"] * 96 * 2 * keep
         assert ours == pytest.approx(theirs, rel=5e-4)
     else:
         o_a = c["o_lora_rank"] * c["num_attention_heads"] * c["head_dim"] * c["num_hidden_layers"]
         ours += (2 * o_a - weights.WEIGHT_FORMATS["fp8"].bytes(o_a)) * keep
-        ours -= weights.weight_bytes(model_id)["embedding"] * keep
         assert ours == pytest.approx(theirs, rel=2e-2)
 
 

@@ -71,7 +71,8 @@ def assumptions_box(a: Assumptions) -> Markdown:
 def plan_row(p: fleet.Plan) -> list:
     m = p.decode
     return [p.model, p.gpu.upper(), p.placement.name, f"{m.weights / GB:.1f} GB",
-            f"{m.requests} x {m.request_bytes / GB:.2f} GB", f"{m.used / GB:.1f} / {m.usable / GB:.1f} GB",
+            f"{m.requests} x {m.request_bytes / GB:.2f} GB",
+            f"{m.used / GB:.1f} / {m.usable / GB:.1f} GB ({m.spare / GB:.2f} spare)",
             f"{p.requests_per_unit:,}", f"{p.units:,}", f"{p.d_nodes:,}", f"{p.p_nodes:,}",
             f"{p.prefill.by_work:,}", f"{p.nodes:,}"]
 
@@ -94,6 +95,7 @@ def memory_table(p: fleet.Plan) -> Markdown:
             ["runtime overhead", f"{m.overhead_bytes / GB:.1f} GB"],
             [f"caches ({m.requests} requests)", f"{m.cache_bytes / GB:.1f} GB"],
             ["used", f"{m.used / GB:.1f} GB"],
+            ["spare", f"{m.spare / GB:.2f} GB"],
             [f"usable ({100 * p.assumptions.usable_fraction:g}% of {m.capacity / GB:.1f} GB)",
              f"{m.usable / GB:.1f} GB"]]
     return markdown_table([f"{p.model} on {p.gpu.upper()}, {p.placement.name}", "bytes"], rows)
@@ -108,6 +110,7 @@ def glue_plan(name: str, p: fleet.Plan) -> None:
     glue(f"{name}_weights_GB", m.weights / GB, "GB")
     glue(f"{name}_used_GB", m.used / GB, "GB")
     glue(f"{name}_usable_GB", m.usable / GB, "GB")
+    glue(f"{name}_spare_GB", m.spare / GB, "GB")
     glue(f"{name}_d_nodes", p.d_nodes, "nodes")
     glue(f"{name}_p_nodes", p.p_nodes, "nodes")
     glue(f"{name}_p_nodes_work", p.prefill.by_work, "nodes")

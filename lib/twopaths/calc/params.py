@@ -239,7 +239,10 @@ FAMILIES = {"deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "deepseek_v4": 
 
 # ---- what attention tensor parallelism cannot split ----
 
-TP_REPLICATED_GROUPS = ("router", "latent_proj", "residual", "norms")
+# Whole on every rank as SGLang serves attention TP inside data-parallel attention: the embedding is
+# not vocab-split under DP attention (VocabParallelEmbedding(enable_tp=not dp_attention)), and the
+# DeepEP MoE path builds the shared experts unsplit (tp_size=1).
+TP_REPLICATED_GROUPS = ("embedding", "router", "latent_proj", "shared_experts", "residual", "norms")
 
 
 def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
@@ -248,8 +251,9 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
     latents), V4's q_a and its single shared K=V head, V4's compressors (their entries are per token),
     KDA's forget-gate down-projection, V3.2's indexer key. So do the router, LatentMoE's latent
-    projections, the residual mixers and the norms. Everything else (per-head projections, output
-    projections, FFNs, the vocab-parallel embedding and head) splits ``tp`` ways."""
+    projections, the residual mixers and the norms, and, as SGLang serves it, the embedding and the
+    shared experts. The rest (per-head projections, output projections, the dense FFN, the output
+    head) splits ``tp`` ways."""
     spec = model(spec) if isinstance(spec, str) else spec
     c, by_group = spec.raw["config"], param_counts(spec).by_group()
     out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}

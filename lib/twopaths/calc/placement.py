@@ -9,8 +9,9 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
   - ``attention_tp = 1`` is attention data parallelism: every non-expert weight sits on every GPU,
     and each request's cache sits on the one GPU whose attention serves it. Whole requests must fit
     on one GPU; a unit's cache room is never pooled.
-  - ``attention_tp = n`` shards the non-expert weights ``n`` ways (attention by heads; embedding,
-    head and dense FFNs by columns). A request's *per-head* cache (GQA K/V heads, the KDA state)
+  - ``attention_tp = n`` shards the non-expert weights that belong to heads ``n`` ways (attention
+    by heads, the output head and dense FFN by columns; ``calc.params.tp_replicated`` lists what
+    stays whole). A request's *per-head* cache (GQA K/V heads, the KDA state)
     shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
     entries, indexer keys) belong to no head, so every rank of the group holds all of them: TP
     shrinks the weights but not those caches, which is why both models serve attention with DP.
@@ -91,6 +92,11 @@ class GPUMemory:
     @property
     def used(self) -> float:
         return self.weights + self.overhead_bytes + self.cache_bytes
+
+    @property
+    def spare(self) -> float:
+        """Usable bytes left after the weights and the requests it holds."""
+        return self.usable - self.used
 
     @property
     def valid(self) -> bool:
