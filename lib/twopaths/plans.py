@@ -62,8 +62,8 @@ def _shown(name: str, value) -> str:
 
 def assumptions_box(a: Assumptions) -> Markdown:
     """Every field of ``a`` with its value and where its default comes from."""
-    rows = [[f.name, _shown(f.name, getattr(a, f.name)), source(f.name) or "specs/serving.yaml"]
-            for f in fields(a) if f.name != "label"]
+    rows = [[f.name, _shown(f.name, getattr(a, f.name)), source(f.name, a.preset) or "specs/serving.yaml"]
+            for f in fields(a) if f.name not in ("label", "preset")]
     return Markdown(f"**Deployment assumptions: {a.label}**\n\n"
                     + markdown_table(["assumption", "value", "source"], rows).data)
 
@@ -115,6 +115,7 @@ def glue_plan(name: str, p: fleet.Plan) -> None:
     glue(f"{name}_p_nodes", p.p_nodes, "nodes")
     glue(f"{name}_p_nodes_work", p.prefill.by_work, "nodes")
     glue(f"{name}_nodes", p.nodes, "nodes")
+    glue(f"{name}_nodes_work", p.nodes_by_work, "nodes")
 
 
 def headline(a: Assumptions, work: fleet.Workload | None = None) -> dict[tuple, fleet.Plan]:
@@ -137,7 +138,9 @@ def glue_headline(plans: dict[tuple, fleet.Plan]) -> None:
         glue_plan(headline_name(g, r, m), p)
     for r in HEADLINE_RHOS:
         for g in HEADLINE_GPUS:
-            glue(headline_name(g, r), plans[K3, g, r].nodes / plans[V4, g, r].nodes, "x")
+            k, v = plans[K3, g, r], plans[V4, g, r]
+            glue(headline_name(g, r), k.nodes / v.nodes, "x")
+            glue(headline_name(g, r) + "_work", k.nodes_by_work / v.nodes_by_work, "x")
         for m in (K3, V4):
             glue(f"b300_gain_{TAG[m]}_rho{round(100 * r)}", plans[m, "h200", r].nodes / plans[m, "b300", r].nodes, "x")
 
@@ -164,8 +167,10 @@ def ratio_table(plans: dict[tuple, fleet.Plan]) -> Markdown:
         for r in HEADLINE_RHOS:
             k, v = plans[K3, g, r], plans[V4, g, r]
             rows.append([g.upper(), f"{100 * r:g}%", f"{k.nodes:,} ({k.placement.name})",
-                         f"{v.nodes:,} ({v.placement.name})", f"{k.nodes / v.nodes:.2f}x"])
-    return markdown_table(["GPU", "rho", "K3 nodes (decode unit)", "V4-Pro nodes (decode unit)", "K3 : V4-Pro"], rows)
+                         f"{v.nodes:,} ({v.placement.name})", f"{k.nodes / v.nodes:.2f}x",
+                         f"{k.nodes_by_work:,} : {v.nodes_by_work:,} = {k.nodes_by_work / v.nodes_by_work:.2f}x"])
+    return markdown_table(["GPU", "rho", "K3 nodes (decode unit)", "V4-Pro nodes (decode unit)",
+                           "K3 : V4-Pro (prefill at P:D)", "K3 : V4-Pro (prefill by work)"], rows)
 
 
 # EP sizing (part III, Step 2), shown by chapters 06, 07 and 08 under shared names. Sized on the

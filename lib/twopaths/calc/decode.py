@@ -123,7 +123,9 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     """One decode step on one GPU of ``plan`` (a ``calc.fleet.Plan``) with ``batch`` requests (default:
     as many as the GPU holds): its non-expert weights (under the article's figures, its per-GPU
     allowance for attention and embedding), the experts that the unit's tokens routed uniformly
-    touch, and this GPU's share of each request's cache."""
+    touch, and what this GPU's attention reads of each request's cache (``placement.read_share``:
+    V4's sparse attention reads a fraction of what it keeps)."""
+    from .placement import read_share
     mem = plan.decode
     batch = mem.requests if batch is None else check_int("batch", batch, minimum=1, maximum=mem.requests)
     p = plan.placement
@@ -131,5 +133,6 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     method = "public" if plan.assumptions.inputs == "public" else "article"
     touched = float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
     bandwidth = gpu_spec(plan.gpu).hbm_bandwidth if bandwidth is None else bandwidth
-    return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * mem.request_bytes,
+    read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions)
+    return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0)

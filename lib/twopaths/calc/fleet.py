@@ -111,6 +111,11 @@ class Plan:
     def gpus(self) -> int:
         return self.nodes * self.assumptions.gpus_per_node
 
+    @property
+    def nodes_by_work(self) -> int:
+        """Decode nodes plus prefill nodes sized by work instead of the P:D ratio."""
+        return self.d_nodes + self.prefill.by_work
+
 
 class NoValidPlan(ParameterError):
     """No placement holds the weights and a request on every GPU; ``fix`` names the smallest change."""

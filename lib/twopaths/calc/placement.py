@@ -39,7 +39,6 @@ from .request import request_bytes
 from .weights import experts_per_gpu, weights_per_gpu
 
 PER_HEAD = ("kda", "mha")        # cache kinds that belong to heads and shard with attention TP
-MAX_EP = 1024
 
 
 @dataclass(frozen=True)
@@ -146,6 +145,22 @@ def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -
     return out
 
 
+@cache
+def read_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
+    """Bytes of one request's cache one GPU reads in a decode step: what its attention touches
+    (``calc.attention_flops``: MLA's every latent; V4's window, the top-k CSA entries, every HCA
+    entry and every indexer key) plus the KDA state, split by heads. The article's figures read the
+    whole cache."""
+    if a.inputs != "public":
+        return request_share(model, context, attention_tp, a)
+    from .attention_flops import attention_layers, layer_bytes_read
+    spec = model_spec(model)
+    touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype)
+                  for g in attention_layers(spec) if g.kind != "kda")
+    state = sum(b for g, b in kv.group_bytes(spec, context, a.kv_dtype, a.state_dtype) if g.kind == "kda")
+    return touched + state / attention_tp
+
+
 def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a: Assumptions) -> GPUMemory:
     """One GPU of ``placement`` serving requests of ``context`` tokens under assumptions ``a``."""
     g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
@@ -167,12 +182,12 @@ def _heads(model: str) -> list[int]:
 
 @cache
 def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
-    """The placements a planner tries: whole-node EP sizes up to 1,024 GPUs that spread the expert
-    slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
+    """The placements a planner tries: whole-node EP sizes up to ``a.max_ep`` GPUs that spread the
+    expert slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
     attention heads, the node and the EP size."""
     slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
     n = a.gpus_per_node
-    eps = [e for e in range(n, min(slots, MAX_EP) + 1, n) if slots % e == 0]
+    eps = [e for e in range(n, min(slots, a.max_ep) + 1, n) if slots % e == 0]
     tps = [t for t in range(1, a.max_attention_tp + 1)
            if n % t == 0 and all(h % t == 0 for h in _heads(model))]
     out = []

@@ -2,7 +2,7 @@
 
 ``assumptions("book")`` is the book's set: public configs, HBM as the driver exposes it, 90% of it
 for weights plus cache, the checkpoints' shipped formats, attention data-parallel or TP up to 8
-inside a node. ``assumptions("article")`` is the article's: its printed figures, nominal HBM, all
+inside a node, decode EP groups up to 320 GPUs. ``assumptions("article")`` is the article's: its printed figures, nominal HBM, all
 of it usable, one byte a parameter, attention data-parallel. Change fields with ``.but(...)``,
 which checks them; ``capacity(gpu)`` is the bytes one GPU offers under the capacity convention,
 ``formats(model)`` the weight format of each group under the weight scenario.
@@ -43,6 +43,7 @@ def presets() -> list[str]:
 @dataclass(frozen=True)
 class Assumptions:
     label: str
+    preset: str                  # the preset the defaults (and their sources) came from
     inputs: str
     capacity: str
     usable_fraction: float
@@ -51,6 +52,7 @@ class Assumptions:
     state_dtype: str
     weights: str
     max_attention_tp: int
+    max_ep: int
     redundant_experts: int
     gpus_per_node: int
     pd_ratio: float
@@ -58,6 +60,7 @@ class Assumptions:
     prompt_tokens_per_turn: int
 
     def __post_init__(self):
+        check_choice("preset", self.preset, presets())
         check_choice("inputs", self.inputs, INPUTS)
         check_choice("capacity", self.capacity, CAPACITIES)
         check_real("usable_fraction", self.usable_fraction, minimum=0, maximum=1, open_min=True)
@@ -66,6 +69,7 @@ class Assumptions:
         check_choice("state_dtype", self.state_dtype, STATE_DTYPES)
         check_choice("weights", self.weights, list(weight_scenarios()))
         check_int("max_attention_tp", self.max_attention_tp, minimum=1, maximum=self.gpus_per_node)
+        check_int("max_ep", self.max_ep, minimum=self.gpus_per_node)
         check_int("redundant_experts", self.redundant_experts, minimum=0)
         check_int("gpus_per_node", self.gpus_per_node, minimum=1)
         check_real("pd_ratio", self.pd_ratio, minimum=0, open_min=True)
@@ -107,12 +111,12 @@ class Assumptions:
 def assumptions(preset: str = "book", **changes) -> Assumptions:
     """A preset of ``serving.yaml`` with ``changes`` applied."""
     check_choice("preset", preset, presets())
-    d = dict(_data()["presets"][preset])
+    d = dict(_data()["presets"][preset], preset=preset)
     kinds = {"float": float, "int": int}
     d = {f.name: kinds[f.type](d[f.name]) if f.type in kinds else d[f.name] for f in fields(Assumptions)}
     return Assumptions(**d).but(**changes)
 
 
-def source(name: str) -> str:
-    """Where an assumption's default comes from."""
-    return _data()["sources"].get(name, "")
+def source(name: str, preset: str = "book") -> str:
+    """Where an assumption's default comes from in ``preset``."""
+    return _data()["sources"][check_choice("preset", preset, presets())].get(name, "")

@@ -47,7 +47,7 @@ def public_row(model: str, ep_size: int) -> dict:
     m = placement.memory(model, "h200", placement.Placement(ep_size), workload().average_context, assumptions("book"))
     per_gpu = m.expert_bytes / (weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public"))
     return {"nodes": ep_size / hardware().gpus_per_node, "experts_per_gpu": round(per_gpu),
-            "weights_per_gpu": m.weights, "kv_per_gpu": m.kv_room}
+            "weights_per_gpu": m.expert_bytes, "kv_per_gpu": m.kv_room}
 
 
 def smallest_valid_ep(model: str) -> int:
@@ -144,7 +144,8 @@ EXPLAINED = {"k3-ep16-free-per-gpu": dict(
     reason="inconsistent assumption",
     explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
             "with it EP=16 has no room at all")}
-EXPERTS_ONLY = "routed experts only; the public column adds every non-expert weight a GPU keeps under attention DP"
+EXPERTS_ONLY = ("routed experts only, in both columns; under attention DP a GPU also keeps every non-expert "
+                "weight (chapter 07)")
 TOPIC = claims("parallelism")
 for m in (K3, PRO):
     for size in deployment(m).ep_tried:

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 from functools import cache
 
-from ...calc import decode, disagg, fleet, offload, prefill
+from ...calc import decode, disagg, fleet, offload, placement, prefill
 from ...calc.article_fleet import ArticlePlan, article_gain, article_plan
 from ...calc.request import request_bytes
 from ...specs.deployment import deployment, scenarios, standard_scenario, workload
@@ -49,12 +49,21 @@ def pub_plan(model: str, gpu: str = "h200", scenario: str | None = None) -> flee
     return fleet.plan(model, gpu, BOOK, fleet.workload(rho=rho(scenario) if scenario else 1.0))
 
 
+AT_ARTICLE_EP = ("kv_per_gpu", "unit_kv", "requests_per_unit", "units")
+
+
 def field(plan, name: str) -> float:
-    """A figure of the article's arithmetic or of a book plan; a plan's cache room is per GPU, and a
-    unit's is the sum over its GPUs (never pooled for one request)."""
-    if isinstance(plan, fleet.Plan) and name in ("kv_per_gpu", "unit_kv"):
-        return plan.decode.kv_room * (plan.ep if name == "unit_kv" else 1)
-    return getattr(plan, name)
+    """A figure of the article's arithmetic or of a book plan. The per-unit figures of a book plan are
+    taken at the article's EP size with attention DP, so both columns describe the same unit: a GPU's
+    cache room, their sum over the unit (room is never pooled for one request), the whole requests
+    the unit holds and the units the sessions need (inf where none fits)."""
+    if not isinstance(plan, fleet.Plan) or name not in AT_ARTICLE_EP:
+        return getattr(plan, name)
+    unit = placement.Placement(deployment(plan.model).ep)
+    m = placement.memory(plan.model, plan.gpu, unit, plan.work.context, plan.assumptions)
+    per_unit = unit.attention_groups * m.requests
+    return {"kv_per_gpu": m.kv_room, "unit_kv": m.kv_room * unit.ep, "requests_per_unit": per_unit,
+            "units": math.ceil(plan.work.resident / per_unit) if per_unit else math.inf}[name]
 
 
 def planned(claim_id: str, model: str, gpu: str, name: str, scenario: str | None = None, **explained):
