@@ -10,6 +10,7 @@ import torch
 from torch import nn
 
 from twopaths.layers import attnres, dsa, hyper_connections, latent_moe, quantile_balancing, routers, speculative
+from twopaths.layers.csa_hca import CSA, HCA
 from twopaths.layers.ffn import as_activation
 from twopaths.layers.indexer import topk_mass
 from twopaths.layers.mla import MLA
@@ -135,3 +136,9 @@ def test_topk_mass_needs_as_many_picks_as_k(raises_param):
 def test_mla_output_gate_has_no_bias():
     layer = MLA(16, 2, 8, 4, 4, 4, output_gate=True)
     assert layer.gate.bias is None and all(not n.endswith("bias") for n, _ in layer.named_parameters())
+
+
+def test_csa_and_hca_hand_their_eps_to_their_compressors():
+    for layer in (CSA(16, 4, head_dim=8, rope_dim=2, topk=2, eps=0.25), HCA(16, 8, head_dim=8, rope_dim=2, eps=0.25)):
+        assert layer.compressor.norm.eps == 0.25
+    assert CSA(16, 4, head_dim=8, rope_dim=2, topk=2, eps=0.25).indexer.compressor.norm.eps == 0.25

@@ -5,7 +5,8 @@ bounds unpinned: a minimum moved by one, or dropped, passed every other test.)""
 import pytest
 import torch
 
-from twopaths.layers import attnres, dsa, hyper_connections, kda, latent_moe, mhc, quantile_balancing, routers
+from twopaths.layers import attnres, compressor, csa_hca, dsa, hyper_connections, kda, latent_moe, mhc
+from twopaths.layers import quantile_balancing, routers
 from twopaths.layers import mtp, speculative, window
 
 TINY = 1e-9
@@ -19,6 +20,10 @@ CASES = [
     (attnres.source_count, {"block_size": 1}, "sublayers", 0, -1),
     (attnres.source_count, {"sublayers": 3}, "block_size", 1, 0),
     (attnres.DepthSources, {"embedding": torch.zeros(2)}, "block_size", 1, 0),
+    (compressor.KVCompressor, {"d_model": 8, "ratio": 4, "overlap": True}, "dim", 1, 0),
+    (compressor.KVCompressor, {"d_model": 8, "dim": 4, "overlap": False}, "ratio", 1, 0),
+    (csa_hca.CSA, {"d_model": 8, "head_dim": 8, "rope_dim": 2}, "index_loss", 0.0, -TINY),
+    (csa_hca.HCA, {"d_model": 8, "head_dim": 8, "rope_dim": 2}, "ratio", 1, 0),
     (dsa.DSA, {}, "d_model", 1, 0),
     (dsa.DSA, {"d_model": 8}, "heads", 1, 0),
     (dsa.DSA, {"d_model": 8}, "latent_dim", 1, 0),
