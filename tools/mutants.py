@@ -155,8 +155,8 @@ def main(argv: list[str] | None = None) -> int:
     if made.returncode:
         print(made.stdout[-3000:], made.stderr[-3000:])
         return made.returncode
-    rng = random.Random(args.seed)
-    sample = {m: sorted(rng.sample(sorted(names), min(args.sample, len(names))))
+    # seeded per module, so a module's sample does not depend on which other modules are run
+    sample = {m: sorted(random.Random(f"{args.seed}:{m}").sample(sorted(names), min(args.sample, len(names))))
               for m, names in mutants_by_module(args.scratch, chosen).items()}
     names = [n for ns in sample.values() for n in ns]
     mutmut, log = Path(sys.executable).with_name("mutmut"), args.scratch / "mutmut.log"
