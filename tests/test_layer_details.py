@@ -12,7 +12,7 @@ from torch import nn
 from twopaths.layers import attnres, dsa, hyper_connections, latent_moe, quantile_balancing, routers, speculative
 from twopaths.layers.csa_hca import CSA, HCA
 from twopaths.layers.ffn import as_activation
-from twopaths.layers.indexer import topk_mass
+from twopaths.layers.indexer import distill_loss, rope_half, topk_mass
 from twopaths.layers.mla import MLA
 from twopaths.layers.window import WindowAttention, cache_spec
 
@@ -131,6 +131,21 @@ def test_topk_mass_needs_as_many_picks_as_k(raises_param):
     """Five queries, two picks each: k = 3 is refused even though there are five queries."""
     p = torch.softmax(torch.randn(1, 5, 6), -1)
     raises_param("k", topk_mass, p, p.topk(2, -1).indices, 3)
+    raises_param("k", topk_mass, p, p.topk(2, -1).indices, 0)
+
+
+def test_distill_loss_averages_over_every_query_that_sees_an_entry():
+    """A query that sees one entry has KL 0, and still counts in the mean."""
+    visible = torch.tensor([1, 3])
+    p = torch.tensor([[[1.0, 0.0, 0.0], [0.2, 0.3, 0.5]]])
+    scores = torch.zeros(1, 2, 3)                                     # uniform over what each sees
+    kl = (p[0, 1] * (p[0, 1].log() - torch.log(torch.tensor(1 / 3)))).sum()
+    torch.testing.assert_close(distill_loss(scores, p, visible), kl / 2)
+
+
+def test_rope_half_keeps_the_input_dtype():
+    x = torch.randn(1, 3, 2, 8).bfloat16()
+    assert rope_half(x, torch.arange(3), 10_000.0, 4).dtype == torch.bfloat16
 
 
 def test_mla_output_gate_has_no_bias():

@@ -7,11 +7,18 @@ import torch
 
 from twopaths.layers import attnres, compressor, csa_hca, dsa, hyper_connections, kda, latent_moe, mhc
 from twopaths.layers import quantile_balancing, routers
-from twopaths.layers import mtp, speculative, window
+from twopaths.layers import indexer, mla, mtp, speculative, window
 
 TINY = 1e-9
 MOE = dict(d=8, latent=4, n_experts=4, top_k=2, hidden=8)
+MLA = dict(d_model=8, heads=2, kv_lora_rank=4, qk_nope_dim=2, qk_rope_dim=2, v_dim=2)
 KDA = dict(d_model=8, heads=1, head_dim_k=4)
+
+
+def lightning_indexer(index_dim):
+    """The indexer's width is its ``dim`` argument, named index_dim in its errors (as DSA's and CSA's)."""
+    return indexer.LightningIndexer(8, 4, dim=index_dim)
+
 
 # (callable, fixed arguments, argument checked, last allowed value, first refused value)
 CASES = [
@@ -24,6 +31,12 @@ CASES = [
     (compressor.KVCompressor, {"d_model": 8, "dim": 4, "overlap": False}, "ratio", 1, 0),
     (csa_hca.CSA, {"d_model": 8, "head_dim": 8, "rope_dim": 2}, "index_loss", 0.0, -TINY),
     (csa_hca.HCA, {"d_model": 8, "head_dim": 8, "rope_dim": 2}, "ratio", 1, 0),
+    (lightning_indexer, {}, "index_dim", 1, 0),
+    (indexer.LightningIndexer, {"d_model": 8, "q_rank": 4}, "topk", 1, 0),
+    (mla.MLA, dict(MLA, d_model=None), "d_model", 1, 0),
+    (mla.MLA, dict(MLA, qk_rope_dim=None), "qk_rope_dim", 0, -2),
+    (mla.MLA, dict(MLA, v_dim=None), "v_dim", 1, 0),
+    (mla.MLA, MLA, "rope_theta", TINY, 0.0),
     (dsa.DSA, {}, "d_model", 1, 0),
     (dsa.DSA, {"d_model": 8}, "heads", 1, 0),
     (dsa.DSA, {"d_model": 8}, "latent_dim", 1, 0),
