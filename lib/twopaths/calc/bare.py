@@ -45,11 +45,14 @@ def bare_gpus(weight_bytes: float, kv_bytes: float, hbm_bytes: float) -> BareCou
 
 def bare(model: str, gpu: str = "h200", *, basis: str = "stated", rounding: str = "strict",
          concurrency: int | None = None, context: int | None = None, kv_dtype=None,
-         state_dtype: str | None = None, formats: dict | None = None) -> BareCount:
+         state_dtype: str | None = None, formats: dict | None = None,
+         capacity_bytes: float | None = None) -> BareCount:
     """The bare count for ``concurrency`` requests of ``context`` tokens (default: the article's
-    10,000 requests of 1M tokens)."""
+    10,000 requests of 1M tokens), each GPU offering ``capacity_bytes`` (default: its nominal HBM;
+    the serving chapters pass ``Assumptions.usable_bytes(gpu)``)."""
     w = workload()
     concurrency = check_int("concurrency", w.concurrency if concurrency is None else concurrency, minimum=1)
     context = check_int("context", w.bare_context if context is None else context, minimum=1)
     request = request_bytes(model, context, basis, rounding, kv_dtype=kv_dtype, state_dtype=state_dtype)
-    return bare_gpus(model_weight_bytes(model, basis, formats), concurrency * request, gpu_spec(gpu).hbm_bytes)
+    capacity = gpu_spec(gpu).hbm_bytes if capacity_bytes is None else capacity_bytes
+    return bare_gpus(model_weight_bytes(model, basis, formats), concurrency * request, capacity)

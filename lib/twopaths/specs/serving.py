@@ -100,6 +100,10 @@ class Assumptions:
                                  "device_bytes (driver-reported capacity) for it")
         return g.device_bytes
 
+    def usable_bytes(self, gpu: GPUSpec | str) -> float:
+        """The bytes one GPU gives weights plus cache: usable_fraction x capacity_bytes."""
+        return self.usable_fraction * self.capacity_bytes(gpu)
+
     def formats(self) -> dict[str, str]:
         """Weight format overrides by group under this weight scenario (calc.weights ``formats``)."""
         return dict(weight_scenarios()[self.weights]["groups"])

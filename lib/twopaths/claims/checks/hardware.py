@@ -16,6 +16,7 @@ from ...calc.request import activated_weight_bytes, model_weight_bytes
 from ...calc.weights import WEIGHT_FORMATS
 from ...specs import gpu
 from ...specs.deployment import deployment, hardware
+from ...specs.serving import assumptions
 from .. import all_claims
 from ..audit import check
 from .kv_cache import art, pub, request
@@ -32,8 +33,10 @@ def bandwidth(gpu_id: str) -> float:
 
 
 def active_share(model: str, gpu_id: str, basis: str = "stated") -> float:
-    """Activated weight bytes over one GPU's HBM."""
-    return activated_weight_bytes(model, basis) / hbm(gpu_id)
+    """Activated weight bytes over one GPU's HBM: the article's 141 GB / 288 GB, or under the public
+    configs the bytes the book's serving assumptions give weights plus cache (specs.serving)."""
+    room = hbm(gpu_id) if basis == "stated" else assumptions("book").usable_bytes(gpu_id)
+    return activated_weight_bytes(model, basis) / room
 
 
 # ---- Number formats ----
