@@ -2,7 +2,7 @@
 
 import pytest
 
-from twopaths.calc import bare, decode, disagg, ep, fleet, offload, prefill, sweep
+from twopaths.calc import bare, decode, disagg, ep, fleet, offload, prefill, sweep, weights
 from twopaths.calc.placement import Placement, memory
 from twopaths.specs.deployment import anchors, deployment
 from twopaths.specs.serving import assumptions
@@ -66,7 +66,7 @@ def test_no_valid_plan_names_the_context_and_a_fix(raises_param):
 
 def test_ep_that_does_not_divide(raises_param):
     raises_param("ep", ep.ep_row, V4, "h200", 24)                # 256 article experts
-    assert ep.ep_row(V4, "h200", 24, "public").experts_per_gpu == 16     # 384 public experts
+    assert weights.weights_per_gpu(V4, 24).experts_per_gpu == 16              # 384 public experts
     raises_param("ep", ep.ep_row, V4, "h200", 18, redundant_experts=32 + 1)
 
 

@@ -60,7 +60,7 @@ def article_plan(model: str, gpu: str = "h200", rho: float = 1.0) -> ArticlePlan
     """The article's decode unit, units, decode and prefill nodes for its workload on ``gpu``."""
     rho = float(check_rho(rho))
     w, n = workload(), hardware().gpus_per_node
-    layout = ep_row(model, gpu_spec(gpu), deployment(model).ep, "article", "article")
+    layout = ep_row(model, gpu_spec(gpu), deployment(model).ep, "article")
     request = request_bytes(model, w.average_context, "stated", "article")
     per_unit = fit(layout.kv_per_gpu * layout.ep / request, "article")
     units = cover(w.concurrency / per_unit, "article")

@@ -1,22 +1,20 @@
-"""Expert-parallel sizing: experts and weight bytes per GPU, and the HBM left for KV, per EP size.
+"""Expert-parallel sizing the article's way (part III, Step 2): experts and weight bytes per GPU,
+and the HBM left for KV, per EP size.
 
-Two methods:
-
-- ``"article"`` (part III, Step 2): every routed expert weighs the same, namely what is left of the
-  total once attention and embedding are subtracted, shared among the experts the article divides
-  by (K3: (2.78T - 0.5T - 0.1T) / 898, V4-Pro: (1.6T - 0.3T) / 256), at one byte a parameter. A GPU
-  holds its ``routed / EP`` experts; everything else (attention, embedding, shared experts) is a
-  stated per-GPU overhead (5 GB for K3, 3 GB for V4-Pro). KV gets HBM - weights - overhead.
-  With ``rounding="article"`` the intermediate figures are rounded as the article prints them
-  (the MoE share to 0.1T, an expert to 0.05 GB: 2.45 GB and 5.1 GB, weights per GPU to 1 GB).
-- ``"public"``: ``calc.weights.weights_per_gpu`` from the public config: every non-expert weight on
-  every GPU (attention data-parallel), routed experts spread over EP in the shipped formats (or
-  ``formats``), KV gets ``usable_fraction`` x HBM - weights - ``overhead_bytes``.
+Every routed expert weighs the same, namely what is left of the total once attention and embedding
+are subtracted, shared among the experts the article divides by (K3: (2.78T - 0.5T - 0.1T) / 898,
+V4-Pro: (1.6T - 0.3T) / 256), at one byte a parameter. A GPU holds its ``routed / EP`` experts;
+everything else (attention, embedding, shared experts) is a stated per-GPU overhead (5 GB for K3,
+3 GB for V4-Pro). KV gets HBM - weights - overhead. With ``rounding="article"`` the intermediate
+figures are rounded as the article prints them (the MoE share to 0.1T, an expert to 0.05 GB: 2.45 GB
+and 5.1 GB, weights per GPU to 1 GB). The same sizing from the public configs, with whole requests
+on every GPU, is ``calc.placement``.
 
 A layout is *feasible* when some HBM is left for KV, and *holds* a request when one GPU has room
-for its cache. ``ep_row(model, gpu, ep, method, rounding, ...)`` sizes one EP size (``EPRow``);
-``ep_table`` several; ``min_viable_ep`` the smallest whole-node size that holds a request of
-``request_bytes`` (0: any room at all). Redundant experts (EPLB replicas) add slots per MoE layer.
+for its cache. ``ep_row(model, gpu, ep, rounding, ...)`` sizes one EP size (``EPRow``); ``ep_table``
+several; ``min_viable_ep`` the smallest whole-node size that holds a request of ``request_bytes``
+(0: any room at all). Redundant experts (EPLB replicas) add slots per MoE layer.
+``routed_experts(model, method)`` is the article's expert count or the public config's.
 
 ``dispatch_fanout(experts, top_k, per_target)``: the expected share of GPUs (or nodes) holding
 ``per_target`` experts each that one token's ``top_k`` distinct experts land on.
@@ -32,7 +30,7 @@ from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.deployment import deployment, hardware
 from .params import param_counts
 from .rounding import to_step
-from .weights import experts_per_gpu, kv_space_per_gpu, moe_shape, weights_per_gpu
+from .weights import experts_per_gpu, kv_space_per_gpu, moe_shape
 
 METHODS = ("article", "public")
 # What the article prints at each step, and so carries on (see the module docstring).
@@ -47,7 +45,7 @@ class EPRow:
     gpus_per_node: int
     experts_per_gpu: int
     expert_bytes: float          # routed-expert weights on one GPU
-    weights_per_gpu: float       # every weight on one GPU (article: the routed experts only)
+    weights_per_gpu: float       # the routed experts on one GPU (the article counts no other weight)
     overhead_bytes: float
     kv_per_gpu: float            # HBM left for KV on one GPU (negative when it does not fit)
 
@@ -76,30 +74,22 @@ def _gpu(gpu) -> GPUSpec:
     return gpu_spec(gpu) if isinstance(gpu, str) else gpu
 
 
-def ep_row(model: str, gpu, ep: int, method: str = "article", rounding: str = "strict", *,
-           overhead_bytes: float | None = None, redundant_experts: int | None = None,
-           usable_fraction: float | None = None, formats: dict | None = None, tp: int = 1,
+def ep_row(model: str, gpu, ep: int, rounding: str = "strict", *, overhead_bytes: float | None = None,
+           redundant_experts: int | None = None, usable_fraction: float | None = None,
            gpus_per_node: int | None = None) -> EPRow:
-    """One EP size for ``model`` on ``gpu``. Defaults: the article's overhead, redundant experts 0
-    and all of HBM usable (article); overhead 0 and ``calc.weights``'s usable fraction (public)."""
-    check_choice("method", method, METHODS)
+    """One EP size for ``model`` on ``gpu`` by the article's method. Defaults: the article's
+    overhead, no redundant experts, all of HBM usable."""
     g = _gpu(gpu)
     gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
     redundant = check_int("redundant_experts", redundant_experts or 0, minimum=0)
-    if method == "article":
-        d = deployment(model)
-        overhead = check_real("overhead_bytes", d.overhead_bytes if overhead_bytes is None else overhead_bytes, minimum=0)
-        usable = check_real("usable_fraction", 1.0 if usable_fraction is None else usable_fraction,
-                            minimum=0, maximum=1, open_min=True)
-        per_gpu = experts_per_gpu(d.routed_experts, ep, redundant)
-        experts = to_step(per_gpu * article_expert_bytes(model, rounding), PRINTED_WEIGHTS, rounding)
-        return EPRow(ep, gpus_per_node, per_gpu, experts, experts, overhead,
-                     kv_space_per_gpu(experts, g, usable_fraction=usable, overhead_bytes=overhead))
-    overhead = 0.0 if overhead_bytes is None else overhead_bytes
-    w = weights_per_gpu(model, ep, tp=tp, redundant_experts=redundant, formats=formats)
-    kw = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
-    return EPRow(ep, gpus_per_node, w.experts_per_gpu, w.expert_bytes, w.total, overhead,
-                 kv_space_per_gpu(w.total, g, overhead_bytes=overhead, **kw))
+    d = deployment(model)
+    overhead = check_real("overhead_bytes", d.overhead_bytes if overhead_bytes is None else overhead_bytes, minimum=0)
+    usable = check_real("usable_fraction", 1.0 if usable_fraction is None else usable_fraction,
+                        minimum=0, maximum=1, open_min=True)
+    per_gpu = experts_per_gpu(d.routed_experts, ep, redundant)
+    experts = to_step(per_gpu * article_expert_bytes(model, rounding), PRINTED_WEIGHTS, rounding)
+    return EPRow(ep, gpus_per_node, per_gpu, experts, experts, overhead,
+                 kv_space_per_gpu(experts, g, usable_fraction=usable, overhead_bytes=overhead))
 
 
 def routed_experts(model: str, method: str = "article") -> int:
@@ -118,19 +108,19 @@ def whole_node_eps(model: str, method: str = "article", redundant_experts: int =
     return [ep for ep in range(n, min(slots, maximum) + 1, n) if slots % ep == 0]
 
 
-def ep_table(model: str, gpu, eps=None, method: str = "article", rounding: str = "strict", **kw) -> list[EPRow]:
+def ep_table(model: str, gpu, eps=None, rounding: str = "strict", **kw) -> list[EPRow]:
     """``ep_row`` for each EP size in ``eps`` (default: whole-node sizes up to 128 GPUs)."""
-    eps = eps if eps is not None else whole_node_eps(model, method, kw.get("redundant_experts") or 0, maximum=128)
-    return [ep_row(model, gpu, ep, method, rounding, **kw) for ep in eps]
+    eps = eps if eps is not None else whole_node_eps(model, "article", kw.get("redundant_experts") or 0, maximum=128)
+    return [ep_row(model, gpu, ep, rounding, **kw) for ep in eps]
 
 
-def min_viable_ep(model: str, gpu, method: str = "article", rounding: str = "strict", *,
+def min_viable_ep(model: str, gpu, rounding: str = "strict", *,
                   request_bytes: float = 0.0, **kw) -> int | None:
     """The smallest whole-node EP size whose GPUs hold a request of ``request_bytes`` (0: leave any
     HBM for KV), or None if none up to 512 GPUs does."""
     request_bytes = check_real("request_bytes", request_bytes, minimum=0)
-    for ep in whole_node_eps(model, method, kw.get("redundant_experts") or 0, kw.get("gpus_per_node")):
-        if ep_row(model, gpu, ep, method, rounding, **kw).holds(request_bytes):
+    for ep in whole_node_eps(model, "article", kw.get("redundant_experts") or 0, kw.get("gpus_per_node")):
+        if ep_row(model, gpu, ep, rounding, **kw).holds(request_bytes):
             return ep
     return None
 

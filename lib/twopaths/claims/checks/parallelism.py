@@ -43,7 +43,7 @@ def bare_count(model: str, basis: str = "stated") -> bare.BareCount:
 @cache
 def row(model: str, ep_size: int) -> ep.EPRow:
     """One row of the article's EP table on H200, as the article computes it."""
-    return ep.ep_row(model, "h200", ep_size, "article", "article")
+    return ep.ep_row(model, "h200", ep_size, "article")
 
 
 @cache
@@ -165,7 +165,7 @@ for m in (K3, PRO):
           explain="the article's column: the smallest whole-node EP size that leaves any HBM for KV; the "
                   "public column: the smallest EP size of a valid placement under the book's serving "
                   "assumptions, where every GPU holds its weights and a whole 500K-token request")(
-        lambda m=m: ep.min_viable_ep(m, "h200", "article", "article"))
+        lambda m=m: ep.min_viable_ep(m, "h200", "article"))
 
 check("k3-routing-fanout", public=lambda: node_fanout(config(K3)["num_experts"], config(K3)["num_experts_per_token"]),
       reason="wrong term",
