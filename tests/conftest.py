@@ -8,6 +8,19 @@ settings.register_profile("twopaths", derandomize=True, deadline=None)
 settings.load_profile("twopaths")
 
 
+@pytest.fixture(autouse=os.environ.get("TWOPATHS_FRESH_CACHES") == "1")
+def fresh_caches():
+    """Under `make mutants`, clear every functools cache in twopaths before each test: a memoised
+    plan computed by an earlier test would hide from mutmut that this test reaches the function."""
+    import sys
+
+    for name, module in list(sys.modules.items()):
+        if name.startswith("twopaths."):
+            for value in vars(module).values():
+                if callable(getattr(value, "cache_clear", None)):
+                    value.cache_clear()
+
+
 @pytest.fixture
 def raises_param():
     """Assert that a call raises ParameterError naming ``name`` (and, if given, the bad value)."""

@@ -39,7 +39,7 @@ TESTS = {
                "attention_flops", "kv", "layer_inputs", "layer_details"],
     "calc": ["attention_flops", "kv", "params", "sensitivity", "speculative", "deploy", "deploy_errors",
              "deploy_properties", "peer_aiconfigurator", "fleet", "audit", "audit_architecture", "audit_serving",
-             "claims", "claims_data", "trends", "specs", "calc_inputs"],
+             "claims", "claims_data", "trends", "specs", "calc_inputs", "serving_details"],
 }
 KILLED = {"killed", "timeout", "segfault"}      # a mutant that hangs or crashes the tests is seen too
 
@@ -149,8 +149,10 @@ def main(argv: list[str] | None = None) -> int:
     copy_sources(args.scratch, args.rev)
     chosen = modules(args.scratch / "src" / "twopaths", args.modules, args.skip)
     write_config(args.scratch, chosen)
-    # one thread per test process: the mutants run one at a time and leave the other cores alone
-    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # one thread per test process: the mutants run one at a time and leave the other cores alone.
+    # TWOPATHS_FRESH_CACHES: every test recomputes what the calculators memoise (tests/conftest.py),
+    # so mutmut sees each test that reaches a function, not only the first one to ask for a value.
+    env = dict(os.environ, OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", TWOPATHS_FRESH_CACHES="1")
     made = subprocess.run([sys.executable, "-c", GENERATE], cwd=args.scratch, env=env, capture_output=True, text=True)
     if made.returncode:
         print(made.stdout[-3000:], made.stderr[-3000:])

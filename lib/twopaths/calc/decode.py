@@ -32,6 +32,7 @@ from ..specs import gpu as gpu_spec, model as model_spec
 from ..specs.deployment import workload
 from .arrays import ints, reals
 from .ep import routed_experts
+from .placement import read_share
 from .request import activated_weight_bytes, request_bytes
 from .rounding import fit
 from .weights import kv_space_per_gpu, weights_per_gpu
@@ -125,7 +126,6 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     allowance for attention and embedding), the experts that the unit's tokens routed uniformly
     touch, and what this GPU's attention reads of each request's cache (``placement.read_share``:
     V4's sparse attention reads a fraction of what it keeps)."""
-    from .placement import read_share
     mem = plan.decode
     batch = mem.requests if batch is None else check_int("batch", batch, minimum=1, maximum=mem.requests)
     p = plan.placement

@@ -84,8 +84,7 @@ def ep_row(model: str, gpu, ep: int, rounding: str = "strict", *, overhead_bytes
     redundant = check_int("redundant_experts", redundant_experts or 0, minimum=0)
     d = deployment(model)
     overhead = check_real("overhead_bytes", d.overhead_bytes if overhead_bytes is None else overhead_bytes, minimum=0)
-    usable = check_real("usable_fraction", 1.0 if usable_fraction is None else usable_fraction,
-                        minimum=0, maximum=1, open_min=True)
+    usable = 1.0 if usable_fraction is None else usable_fraction     # kv_space_per_gpu checks it
     per_gpu = experts_per_gpu(d.routed_experts, ep, redundant)
     experts = to_step(per_gpu * article_expert_bytes(model, rounding), PRINTED_WEIGHTS, rounding)
     return EPRow(ep, gpus_per_node, per_gpu, experts, experts, overhead,

@@ -34,6 +34,7 @@ from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.deployment import deployment
 from ..specs.serving import Assumptions
 from . import kv
+from .attention_flops import attention_layers, layer_bytes_read
 from .ep import article_expert_bytes, routed_experts
 from .request import request_bytes
 from .weights import experts_per_gpu, weights_per_gpu
@@ -153,7 +154,6 @@ def read_share(model: str, context: int, attention_tp: int, a: Assumptions) -> f
     whole cache."""
     if a.inputs != "public":
         return request_share(model, context, attention_tp, a)
-    from .attention_flops import attention_layers, layer_bytes_read
     spec = model_spec(model)
     touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype)
                   for g in attention_layers(spec) if g.kind != "kda")
@@ -170,9 +170,9 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     expert, other = _weights(model, placement, a)
     share = request_share(model, context, placement.attention_tp, a)
     room = a.usable_fraction * capacity - expert - other - a.overhead_bytes
-    requests = int(room // share) if room > 0 and share > 0 else 0
+    requests = max(int(room // share), 0)       # share > 0: a request of one token holds bytes
     return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
-                     share, max(requests, 0))
+                     share, requests)
 
 
 def _heads(model: str) -> list[int]:

@@ -1,4 +1,4 @@
-"""Prefill: a lower bound on the time to first token, and the prefill nodes a workload needs.
+"""Prefill: a lower bound on the time to first token, and what a prompt token costs.
 
 Every prompt token passes through every activated weight once: ``2 x activated params`` FLOP a
 token in matrix multiplies, before any attention. At the GPUs' peak dense rate that bounds
@@ -8,16 +8,17 @@ prefill from below; attention over a long context only adds.
 - ``time_bound(flops, gpus, flops_per_gpu, efficiency=1)``: seconds, at ``efficiency`` x peak.
 - ``ttft_bound(model, gpu, tokens, gpus, basis, dtype)``: the time to first token of one prompt of
   ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
-- ``nodes_for_rate(turns_per_s, new_tokens, model, gpu, ...)``: prefill nodes that keep up with
-  ``turns_per_s`` turns each bringing ``new_tokens`` uncached tokens.
+- ``prompt_flops_per_token(model, context)`` and ``tokens_per_s_per_gpu(model, gpu, context, mfu=)``:
+  what one prompt token costs, weights and attention in prefill form, and the prompt tokens a second
+  one GPU sustains (``calc.fleet`` sizes prefill by work with them).
 """
 
 from __future__ import annotations
 
 from ..errors import check_choice, check_int, check_real
 from ..specs import gpu as gpu_spec, model as model_spec
-from ..specs.deployment import deployment, hardware
-from .rounding import cover
+from ..specs.deployment import deployment
+from .attention_flops import attention_flops
 
 DTYPES = ("fp8", "bf16")
 
@@ -50,19 +51,9 @@ def ttft_bound(model: str, gpu: str, tokens: int, gpus: int, *, basis: str = "st
     return time_bound(matmul_flops(_activated(model, basis), tokens), gpus, _rate(gpu, dtype), efficiency)
 
 
-def nodes_for_rate(turns_per_s: float, new_tokens: int, model: str, gpu: str, *, basis: str = "stated",
-                   dtype: str = "fp8", efficiency: float = 1.0, gpus_per_node: int | None = None) -> int:
-    """Prefill nodes that keep up with ``turns_per_s`` turns of ``new_tokens`` uncached tokens each."""
-    turns_per_s = check_real("turns_per_s", turns_per_s, minimum=0)
-    gpus_per_node = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
-    per_turn = time_bound(matmul_flops(_activated(model, basis), new_tokens), 1, _rate(gpu, dtype), efficiency)
-    return cover(turns_per_s * per_turn / gpus_per_node)
-
-
 def prompt_flops_per_token(model: str, context: int, activated_params: float | None = None) -> float:
     """FLOP one prompt token costs when it joins a context of ``context`` tokens: 2 per activated
     parameter, plus attention over the context in prefill form (``calc.attention_flops``)."""
-    from .attention_flops import attention_flops
     active = model_spec(model).params_active if activated_params is None else activated_params
     return matmul_flops(active, 1) + attention_flops(model, check_int("context", context, minimum=1), prefill=True)
 
