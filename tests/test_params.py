@@ -158,3 +158,19 @@ def test_bad_input(raises_param):
     raises_param("usable_fraction", weights.kv_space_per_gpu, 1e9, "h200", usable_fraction=0)
     raises_param("usable_fraction", weights.kv_space_per_gpu, 1e9, "h200", usable_fraction=1.5)
     raises_param("gpu", weights.kv_space_per_gpu, 1e9, "a100")
+
+
+def test_router_and_shared_expert_rows_by_hand():
+    """Routers: one gate (experts x hidden) plus one selection bias per expert, in every MoE layer,
+    all activated; K3's shared experts sit in its 92 MoE layers."""
+    k3, v4 = params.param_counts("kimi-k3"), params.param_counts("deepseek-v4-pro")
+    r = k3.component("router")
+    assert r.params == r.activated == 92 * (896 * 7168 + 896) and r.layers == 92
+    assert v4.component("router").layers == 61 and k3.component("shared experts").layers == 92
+
+
+def test_v32_headless_weights_include_the_indexer_key():
+    """V3.2: q_a (7168 x 1536), kv_a (7168 x 576) and the indexer's shared key (7168 x 128) in each
+    of its 61 layers stay whole under attention TP."""
+    assert params.tp_replicated("deepseek-v3.2")["attention"] == 61 * 7168 * (1536 + 576 + 128)
+    assert params.tp_replicated("deepseek-v3")["attention"] == 61 * 7168 * (1536 + 576)
