@@ -140,7 +140,7 @@ def test_the_runner_reuses_reexecutes_on_change_and_never_trusts_a_damaged_entry
 
 
 def test_a_module_run_by_name_is_a_dependency():
-    audit = ROOT / "notebooks" / "11-audit.ipynb"
+    audit = ROOT / "notebooks" / "14-audit.ipynb"
     assert "twopaths.audit" in "".join(cache._code_cells(audit))     # it runs `python -m twopaths.audit`
     assert LIB / "twopaths" / "audit.py" in cache.dependencies(audit, LIB)
 

@@ -14,7 +14,7 @@ from twopaths import plans
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 # Pages that state the K3 : V4-Pro fleet conclusion glue the whole headline grid.
-HEADLINE_PAGES = ("08-prefill-decode", "09-offload-duty-cycle", "10-hardware-cost", "11-audit")
+HEADLINE_PAGES = ("11-prefill-decode", "12-offload-duty-cycle", "13-hardware-cost", "14-audit")
 
 
 def _values(profile: str) -> dict[str, dict]:

@@ -173,7 +173,7 @@ def ratio_table(plans: dict[tuple, fleet.Plan]) -> Markdown:
                            "K3 : V4-Pro (prefill at P:D)", "K3 : V4-Pro (prefill by work)"], rows)
 
 
-# EP sizing (part III, Step 2), shown by chapters 06, 07 and 08 under shared names. Sized on the
+# EP sizing (part III, Step 2), shown by chapters 09, 10 and 11 under shared names. Sized on the
 # H200, the article's hardware, whatever GPU a chapter otherwise uses.
 EP_GPU = "h200"
 

@@ -151,7 +151,7 @@ EXPLAINED = {"k3-ep16-free-per-gpu": dict(
     explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
             "with it EP=16 has no room at all")}
 EXPERTS_ONLY = ("routed experts only, in both columns; under attention DP a GPU also keeps every non-expert "
-                "weight (chapter 07)")
+                "weight (chapter 09)")
 TOPIC = claims("parallelism")
 for m in (K3, PRO):
     for size in deployment(m).ep_tried:
