@@ -177,3 +177,12 @@ def test_the_fixed_state_adds_nothing_per_token():
     spec = specs.model(K3)
     assert kv.request_kv_bytes(spec, 1000, state_dtype="fp32") > kv.request_kv_bytes(spec, 1000, state_dtype="bf16")
     assert kv.kv_bytes_per_token(spec, state_dtype="fp32") == kv.kv_bytes_per_token(spec, state_dtype="bf16")
+
+
+def test_a_list_parameter_refuses_repeats_and_names_them(raises_param):
+    from twopaths.errors import ParameterError, check_list
+    allowed = ["kimi-k3", "deepseek-v4-pro"]
+    assert check_list("models", ["kimi-k3", "deepseek-v4-pro"], allowed) == allowed
+    raises_param("models", check_list, "models", ["kimi-k3", "deepseek-v4-pro", "kimi-k3"], allowed)
+    with pytest.raises(ParameterError, match=r"each item once \('kimi-k3' repeated\)"):
+        check_list("models", ["kimi-k3", "kimi-k3"], allowed)

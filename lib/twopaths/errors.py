@@ -47,7 +47,7 @@ def check_real(name: str, value, *, minimum: float | None = None, maximum: float
 
 
 def check_list(name: str, values, allowed: Iterable) -> list:
-    """A non-empty list whose items all come from ``allowed``."""
+    """A non-empty list of distinct items, all from ``allowed``."""
     allowed = list(allowed)
     if isinstance(values, str) or not isinstance(values, Iterable):
         raise ParameterError(name, values, "a non-empty list drawn from " + ", ".join(map(repr, allowed)))
@@ -57,6 +57,9 @@ def check_list(name: str, values, allowed: Iterable) -> list:
     for v in values:
         if v not in allowed:
             raise ParameterError(name, values, f"items drawn from {', '.join(map(repr, allowed))} ({v!r} is not)")
+    repeated = sorted({v for v in values if values.count(v) > 1}, key=values.index)
+    if repeated:   # a repeated model or GPU would print every one of its rows twice
+        raise ParameterError(name, values, f"each item once ({', '.join(map(repr, repeated))} repeated)")
     return values
 
 

@@ -39,6 +39,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from . import cache as cache_mod
 from . import drift as drift_mod
+from . import rerun as rerun_mod
 from .chapter import DEVICES, GLUE_META, PROFILES
 
 
@@ -355,6 +356,12 @@ def run(profile: str, device: str, notebooks: list[Path] | None = None, params: 
     return results
 
 
+def _rerun_execute(nb: Path, out_dir: Path, params: dict) -> dict:
+    """One chapter, uncached, into ``out_dir``: what ``chapter`` hands to ``rerun``."""
+    rest = {k: v for k, v in params.items() if k not in ("profile", "device")}
+    return run(params["profile"], params["device"], [nb], rest, out_dir, use_cache=False)
+
+
 def reference_path(profile: str) -> Path:
     return ROOT / "results" / f"{profile}.json"
 
@@ -512,12 +519,11 @@ def main(argv: list[str] | None = None) -> int:
             nb = args.notebook.resolve()
             if not nb.is_file():
                 raise RunError(f"notebook: {args.notebook} does not exist; chapters are in notebooks/")
-            params = {k: parse_value(v) for k, v in args.p}
-            out_dir = BUILD / "chapters" / nb.stem
-            results = run(params.pop("profile", "default"), params.pop("device", "auto"), [nb], params, out_dir,
-                          use_cache=False)
-            (out_dir / "results.json").write_text(json.dumps(results, indent=1) + "\n")
-            print(f"[twopaths] executed notebook: {out_dir / nb.name}\n[twopaths] results: {out_dir / 'results.json'}")
+            params = {"profile": "default", "device": "auto", **{k: parse_value(v) for k, v in args.p}}
+            check_parameters(nb, params)   # before a folder is made or a kernel started
+            folder = rerun_mod.rerun(nb, params, BUILD, ROOT, _rerun_execute)
+            print(f"[twopaths] re-run folder: {folder}\n[twopaths] executed notebook: {folder / nb.name}\n"
+                  f"[twopaths] results: {folder / 'results.json'}\n[twopaths] page: {folder / 'html' / (nb.stem + '.html')}")
         elif args.cmd in ("compare", "refresh"):
             current = _read_results(BUILD / "results" / f"{args.profile}.json", f"results of a {args.profile} run")
             ref_path = reference_path(args.profile)
