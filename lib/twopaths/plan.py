@@ -1,0 +1,252 @@
+"""``python -m twopaths.plan``: what one model needs on one GPU for a long-context workload.
+
+It prints the cache one request holds (bytes a token, the fixed state, one whole request), the
+weights (in total, and on one GPU of each valid placement) and the fleet plan: the placement with
+the fewest nodes, decode plus prefill. Every figure comes from the calculators the serving
+chapters use (``calc.kv``, ``calc.placement``, ``calc.fleet``) under the book's serving assumptions
+(``specs.serving``), changed only by the flags; nothing is computed here that they do not compute.
+
+``report(model, gpu, a, work)`` returns the figures as a dict (the ``--format json`` output);
+``table(report)`` the same as text that fits 100 columns; ``main(argv)`` is the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from . import specs
+from .calc import fleet, kv
+from .calc.placement import memory, placements
+from .calc.request import model_weight_bytes
+from .errors import ParameterError, check_int
+from .specs.serving import KV_DTYPES, Assumptions, assumptions, weight_scenarios
+
+EXAMPLES = """\
+examples:
+  python -m twopaths.plan kimi-k3 --gpu h200
+  python -m twopaths.plan deepseek-v4-pro --gpu b300 --context 1M --concurrency 10000 --rho 0.25
+  python -m twopaths.plan kimi-k3 --gpu h200 --kv-dtype fp8 --formats fp8-non-expert
+  python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
+  python -m twopaths.plan path/to/config.json --gpu mi355x
+
+Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty cycle of its
+standard scenario, and the book's serving assumptions (specs/serving.yaml). Counts take
+1000000, 1_000_000, 1e6, 500K or 1M.
+
+exit status: 0 a plan; 1 no placement holds a request (the output names the smallest change
+that makes one valid); 2 bad input.
+"""
+
+# Which flag a library ParameterError's parameter name comes from, so the message names the flag.
+FLAGS = {"model": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
+         "rho": "--rho", "kv_dtype": "--kv-dtype", "weights": "--formats",
+         "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node"}
+SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
+GB = 1e9
+WIDTH = 100
+
+
+class InputError(Exception):
+    """Bad input, already phrased for the command line (the flag first)."""
+
+
+def count(text: str) -> int:
+    """A whole count from the command line: 1000000, 1_000_000, 1,000,000, 1e6, 500K or 1M."""
+    t = text.strip().replace("_", "").replace(",", "")
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)|(\d+(?:\.\d+)?[eE]\d+)", t)
+    if not m:
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a whole number such as 500000, 500K or 1e6")
+    value = float(m.group(3)) if m.group(3) else float(m.group(1)) * SUFFIXES.get(m.group(2).lower(), 1)
+    if value != int(value):
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a whole number of tokens or sessions")
+    return int(value)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m twopaths.plan", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="KV bytes, weights and the fleet plan for one model on one GPU.")
+    p.add_argument("model", metavar="MODEL", help="a registry model id (" + ", ".join(
+        specs.model_ids(include_reference=True)) + ") or a path to a config.json")
+    p.add_argument("--gpu", default="h200", type=str.lower, choices=specs.gpu_ids(),
+                   help="accelerator from specs/gpus.yaml (default h200)")
+    p.add_argument("--context", type=count, default=None, help="tokens a session holds (default 500K)")
+    p.add_argument("--concurrency", type=count, default=None, help="sessions open at once (default 10,000)")
+    p.add_argument("--rho", type=float, default=None,
+                   help="share of sessions decoding at once, in (0, 1] (default: the article's standard scenario)")
+    p.add_argument("--kv-dtype", choices=KV_DTYPES, default=None,
+                   help="cache entry format (default bf16; fp8 is each model's shipped FP8 layout)")
+    p.add_argument("--formats", choices=list(weight_scenarios()), default=None,
+                   help="weight formats: as shipped, FP8 non-expert weights, or every linear layer in FP8")
+    p.add_argument("--gpus-per-node", type=int, default=None,
+                   help="GPUs a node holds (default 8; 4 for a GB200 or GB300 compute tray); "
+                        "attention TP stays within a node")
+    p.add_argument("--format", choices=("table", "json"), default="table", help="output (default table)")
+    return p
+
+
+def flag_message(err: ParameterError) -> str:
+    """A library ParameterError as one line that names the flag it came from."""
+    return f"{FLAGS.get(err.name, err.name)}: got {err.got!r}; allowed: {err.allowed}"
+
+
+def resolve_model(arg: str) -> str:
+    """The registry id a MODEL argument names. A config.json needs ``specs.from_config``."""
+    if arg.endswith(".json") or Path(arg).suffix == ".json":
+        if not hasattr(specs, "from_config"):
+            raise InputError(f"MODEL: got {arg!r}; config files need twopaths.specs.from_config, which "
+                             "this version lacks; give a registry id: "
+                             + ", ".join(specs.model_ids(include_reference=True)))
+    return specs.model(arg).id
+
+
+def serving(args) -> Assumptions:
+    """The book's assumptions with the flags' changes (each checked by ``Assumptions``)."""
+    a = assumptions("book")
+    changes = {}
+    if args.kv_dtype:
+        changes["kv_dtype"] = args.kv_dtype
+    if args.formats:
+        changes["weights"] = args.formats
+    if args.gpus_per_node is not None:
+        n = check_int("gpus_per_node", args.gpus_per_node, minimum=1)
+        changes.update(gpus_per_node=n, max_attention_tp=min(a.max_attention_tp, n))
+    return a.but(**changes)
+
+
+def default_rho() -> float:
+    """The duty cycle of the article's standard scenario (``plans.scenario_rho``; imported late:
+    it brings the chapter helpers, which a run given ``--rho`` does not need)."""
+    from .plans import scenario_rho
+    from .specs.deployment import standard_scenario
+    return scenario_rho(standard_scenario())
+
+
+def fixed_bytes(spec, context: int, a: Assumptions) -> float:
+    """Bytes of one request's cache that no longer grow past ``context`` tokens: recurrent state
+    and full sliding windows (each group compared at ``context`` and at the longest context)."""
+    now = kv.group_bytes(spec, context, a.kv_dtype, a.state_dtype)
+    last = kv.group_bytes(spec, kv.MAX_TOKENS, a.kv_dtype, a.state_dtype)
+    return float(sum(b for (_, b), (_, b_last) in zip(now, last) if b == b_last))
+
+
+def plan_dict(p: fleet.Plan) -> dict:
+    m = p.decode
+    return {"placement": p.placement.name, "ep": p.ep, "attention_tp": p.placement.attention_tp,
+            "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
+            "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
+            "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
+            "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare,
+            "requests_per_unit": p.requests_per_unit, "units": p.units, "decode_nodes": p.d_nodes,
+            "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work, "nodes": p.nodes,
+            "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
+
+
+def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
+    """Every figure the command prints, from the calculators."""
+    spec, g = specs.model(model), specs.gpu(gpu)
+    tried = placements(model, a)
+    valid = [p for p in tried if memory(model, g, p, work.context, a).valid]
+    plans = sorted((fleet.plan(model, g.id, a, work, placement=p) for p in valid),
+                   key=lambda p: (p.nodes, p.ep, p.placement.attention_tp))
+    try:
+        best, fix = fleet.plan(model, g.id, a, work), None
+    except fleet.NoValidPlan as e:
+        best, fix = None, e.fix
+    return {
+        "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
+        "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
+                     "resident": work.resident},
+        "assumptions": a.as_dict(),
+        "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype,
+        "kv_bytes_per_token": kv.kv_bytes_per_token(spec, a.kv_dtype, a.state_dtype),
+        "fixed_bytes_per_request": fixed_bytes(spec, work.context, a),
+        "request_bytes": kv.request_kv_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
+        "kv_breakdown": kv.kv_breakdown(spec, work.context, a.kv_dtype, a.state_dtype),
+        "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
+        "weights": weight_scenarios()[a.weights]["label"],
+        "placements_tried": len(tried),
+        "plans": [plan_dict(p) for p in plans],
+        "best": None if best is None else plan_dict(best),
+        "smallest_change": fix,
+    }
+
+
+def _row(cells, widths) -> str:
+    return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+
+def table(r: dict) -> str:
+    """The report as text, every line at most ``WIDTH`` characters."""
+    w, a = r["workload"], r["assumptions"]
+    lines = [f"{r['model_name']} on {r['gpu_name']}",
+             f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
+             f"{w['resident']:,} resident",
+             f"KV {r['kv_dtype']}, state {r['state_dtype']}, weights {r['weights']}; "
+             f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node",
+             "",
+             "cache of one request",
+             f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
+             f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB",
+             f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
+    lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
+    lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
+    lines.append(f"valid placements: {len(r['plans'])} of {r['placements_tried']} tried "
+                 "(GB a GPU; nodes decode + prefill at P:D)")
+    widths = [21, 8, 8, 5, 13, 6, 7, 7, 6]
+    lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
+                       "prefill", "nodes"], widths))
+    for p in r["plans"]:
+        lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
+                           f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_gpu']:,}",
+                           f"{p['used_bytes_per_gpu'] / GB:.1f}/{p['usable_bytes'] / GB:.1f}",
+                           f"{p['units']:,}", f"{p['decode_nodes']:,}", f"{p['prefill_nodes']:,}",
+                           f"{p['nodes']:,}"], widths))
+    lines.append("")
+    b = r["best"]
+    if b is None:
+        lines.append("no valid plan: no placement holds the weights and one request on every GPU.")
+        lines.append(f"smallest change that makes one valid: {r['smallest_change']}")
+    else:
+        lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
+                     f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
+        lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} nodes, "
+                     f"{b['nodes_by_work']:,} in all")
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _wrap(line: str) -> str:
+    """Long free-text lines (a smallest-change sentence) broken at spaces within ``WIDTH``."""
+    if len(line) <= WIDTH:
+        return line
+    cut = line.rfind(" ", 0, WIDTH)
+    return line[:cut] + "\n  " + _wrap(line[cut + 1:])
+
+
+def main(argv: list[str] | None = None) -> int:
+    cli = parser()
+    args = cli.parse_args(argv)
+    try:     # every check before the long work; argparse's error() prints usage and exits 2
+        model = resolve_model(args.model)
+        a = serving(args)
+        rho = default_rho() if args.rho is None else args.rho
+        work = fleet.workload(args.concurrency, args.context, rho)
+        check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
+        if not placements(model, a):
+            cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
+                      f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")
+        r = report(model, args.gpu, a, work)
+    except InputError as e:
+        cli.error(str(e))
+    except ParameterError as e:
+        cli.error(flag_message(e))
+    print(json.dumps(r, indent=1) if args.format == "json" else table(r))
+    return 0 if r["best"] is not None else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
