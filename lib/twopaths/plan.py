@@ -198,8 +198,9 @@ def table(r: dict) -> str:
     lines.append(f"valid placements: {len(r['plans'])} of {r['placements_tried']} tried "
                  "(GB a GPU; nodes decode + prefill at P:D)")
     widths = [21, 8, 8, 5, 13, 6, 7, 7, 6]
-    lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
-                       "prefill", "nodes"], widths))
+    if r["plans"]:
+        lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
+                           "prefill", "nodes"], widths))
     for p in r["plans"]:
         lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
                            f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_gpu']:,}",
@@ -211,6 +212,7 @@ def table(r: dict) -> str:
     if b is None:
         lines.append("no valid plan: no placement holds the weights and one request on every GPU.")
         lines.append(f"smallest change that makes one valid: {r['smallest_change']}")
+        lines.append("(on the command line --formats sets weights, --kv-dtype sets kv_dtype)")
     else:
         lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")

@@ -1,0 +1,208 @@
+"""``python -m twopaths.plan``: its figures are the calculators' figures, every bad flag gets a
+one-line message naming the flag (exit 2, before the long work), and its table fits 100 columns."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from twopaths import plan as cli
+from twopaths import specs
+from twopaths.calc import fleet, kv
+from twopaths.calc.placement import memory, placements
+from twopaths.calc.request import model_weight_bytes
+from twopaths.specs.serving import assumptions
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADLINE = ["--gpu", "h200", "--context", "500000", "--concurrency", "10000", "--rho", "0.25"]
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of the command run in-process."""
+    try:
+        status = cli.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def as_json(capsys, *argv) -> dict:
+    status, out, _ = run(capsys, *argv, "--format", "json")
+    assert status == 0
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("model", ["kimi-k3", "deepseek-v4-pro"])
+def test_json_is_the_library_plan(capsys, model):
+    r = as_json(capsys, model, *HEADLINE)
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    spec = specs.model(model)
+    assert r["model"] == model and r["gpu"] == "h200"
+    assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(spec, "bf16", "bf16")
+    assert r["request_bytes"] == kv.request_kv_bytes(spec, 500_000, "bf16", "bf16")
+    assert r["weight_bytes_total"] == model_weight_bytes(model, "public", a.formats())
+    best = fleet.plan(model, "h200", a, work)
+    assert r["best"] == cli.plan_dict(best)
+    b = r["best"]
+    assert (b["placement"], b["nodes"], b["decode_nodes"], b["prefill_nodes"]) == (
+        best.placement.name, best.nodes, best.d_nodes, best.p_nodes)
+    assert b["weight_bytes_per_gpu"] == best.decode.weights
+    assert b["requests_per_gpu"] == best.decode.requests
+    # Every valid placement, each the library's plan restricted to it, fewest nodes first.
+    valid = [p for p in placements(model, a) if memory(model, "h200", p, 500_000, a).valid]
+    assert {p["placement"] for p in r["plans"]} == {p.name for p in valid}
+    for row in r["plans"]:
+        p = fleet.plan(model, "h200", a, work, placement=fleet.Placement(row["ep"], row["attention_tp"]))
+        assert row == cli.plan_dict(p)
+    assert [p["nodes"] for p in r["plans"]] == sorted(p["nodes"] for p in r["plans"])
+    assert r["plans"][0]["nodes"] == b["nodes"]
+
+
+def test_headline_matches_the_book(capsys):
+    # The book's headline (chapter 11, glued in results/default.json): K3 294 nodes on EP112 with
+    # attention TP2, V4-Pro 23 nodes on EP64 with attention DP, at 10,000 x 500K and rho 0.25.
+    glued = json.loads((ROOT / "results/default.json").read_text())["notebooks"]["11-prefill-decode"]["values"]
+    for model, tag in (("kimi-k3", "k3"), ("deepseek-v4-pro", "v4")):
+        b = as_json(capsys, model, *HEADLINE)["best"]
+        assert b["nodes"] == glued[f"plan_{tag}_h200_rho25_nodes"]["value"]
+        assert b["placement"] == glued[f"plan_{tag}_h200_rho25_layout"]["value"]
+        assert b["decode_nodes"] == glued[f"plan_{tag}_h200_rho25_d_nodes"]["value"]
+    k3, v4 = as_json(capsys, "kimi-k3", *HEADLINE)["best"], as_json(capsys, "deepseek-v4-pro", *HEADLINE)["best"]
+    assert (k3["placement"], k3["nodes"]) == ("EP112, attention TP2", 294)
+    assert (v4["placement"], v4["nodes"]) == ("EP64, attention DP", 23)
+
+
+def test_kv_bytes_by_hand(capsys):
+    # DeepSeek-V3's public config: 61 MLA layers caching kv_lora_rank 512 + qk_rope_head_dim 64
+    # elements a token, 2 bytes each in BF16; in FP8 FlashMLA's 656-byte entry (512 FP8 + 4 fp32
+    # scales + 64 BF16 rope).
+    assert as_json(capsys, "deepseek-v3", "--context", "4096")["kv_bytes_per_token"] == 61 * 576 * 2
+    fp8 = as_json(capsys, "deepseek-v3", "--context", "4096", "--kv-dtype", "fp8")
+    assert fp8["kv_bytes_per_token"] == 61 * 656 and fp8["kv_dtype"] == "fp8"
+    assert fp8["fixed_bytes_per_request"] == 0          # MLA only: everything grows
+
+
+def test_fixed_state_is_what_does_not_grow(capsys):
+    # K3: MLA grows exactly linearly and the KDA state not at all, so a request is its fixed state
+    # plus bytes a token times the context, to the byte.
+    r = as_json(capsys, "kimi-k3", *HEADLINE)
+    assert r["fixed_bytes_per_request"] == r["kv_breakdown"]["KDA state"] > 0
+    assert r["request_bytes"] == r["fixed_bytes_per_request"] + r["kv_bytes_per_token"] * 500_000
+    # V4-Pro: the sliding window is full at 500K tokens, so it is fixed; compressed entries grow.
+    v4 = as_json(capsys, "deepseek-v4-pro", *HEADLINE)
+    assert v4["fixed_bytes_per_request"] == v4["kv_breakdown"]["sliding window"] > 0
+    short = as_json(capsys, "deepseek-v4-pro", "--context", "64")     # shorter than the window
+    assert short["fixed_bytes_per_request"] == 0
+
+
+def test_flags_reach_the_assumptions(capsys):
+    r = as_json(capsys, "deepseek-v4-pro", "--gpu", "GB200", "--formats", "fp8", "--kv-dtype", "fp8",
+                "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
+    a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4)
+    assert r["assumptions"] == a.as_dict()
+    assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000}
+    assert r["best"] == cli.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
+    assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
+
+
+def test_defaults_are_the_articles_workload(capsys):
+    from twopaths.plans import scenario_rho
+    from twopaths.specs.deployment import standard_scenario, workload
+    r = as_json(capsys, "kimi-k3")
+    w = workload()
+    assert r["workload"]["concurrency"] == w.concurrency and r["workload"]["context"] == w.average_context
+    assert r["workload"]["rho"] == scenario_rho(standard_scenario())
+    assert r["gpu"] == "h200" and r["assumptions"] == assumptions("book").as_dict()
+
+
+def test_no_valid_plan_names_the_smallest_change(capsys):
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M")
+    assert status == 1
+    a = assumptions("book")
+    work = fleet.workload(context=10**6, rho=0.25)
+    fix = fleet.smallest_change("kimi-k3", "h100", a, work)
+    assert "no valid plan" in out and fix in out.replace("\n  ", " ")
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M", "--format", "json")
+    r = json.loads(out)
+    assert status == 1 and r["best"] is None and r["plans"] == [] and r["smallest_change"] == fix
+
+
+@pytest.mark.parametrize("argv, flag, allowed", [
+    (["--context", "0"], "--context", ">= 1"),
+    (["--context", "abc"], "--context", "a whole number"),
+    (["--context", "1.5"], "--context", "a whole number"),
+    (["--context", "2e12"], "--context", "1000000000000]"),
+    (["--concurrency", "0"], "--concurrency", ">= 1"),
+    (["--concurrency", "-5"], "--concurrency", "a whole number"),
+    (["--rho", "0"], "--rho", "(0, 1]"),
+    (["--rho", "1.5"], "--rho", "(0, 1]"),
+    (["--rho", "nan"], "--rho", "a finite number"),
+    (["--rho", "lots"], "--rho", "invalid float"),
+    (["--gpu", "tpu"], "--gpu", "mi355x"),
+    (["--kv-dtype", "fp4"], "--kv-dtype", "fp8"),
+    (["--formats", "int4"], "--formats", "fp8-non-expert"),
+    (["--format", "yaml"], "--format", "json"),
+    (["--gpus-per-node", "0"], "--gpus-per-node", ">= 1"),
+    (["--gpus-per-node", "3"], "--gpus-per-node", "expert slots evenly"),
+    (["--gpus-per-node", "two"], "--gpus-per-node", "invalid int"),
+])
+def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
+    status, out, err = run(capsys, "kimi-k3", *argv)
+    assert status == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m twopaths.plan: error: ")
+    assert flag in last and allowed in last
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("model, allowed", [("nope", "one of 'deepseek-v3.2'"), ("KIMI-K3", "kimi-k3")])
+def test_bad_model_names_model(capsys, model, allowed):
+    status, _, err = run(capsys, model)
+    assert status == 2
+    last = err.strip().splitlines()[-1]
+    assert f"MODEL: got {model!r}" in last and allowed in last
+
+
+def test_config_file_without_from_config_says_so(capsys):
+    if hasattr(specs, "from_config"):
+        pytest.skip("specs.from_config exists: config files are planned (test_config_files_plan)")
+    status, _, err = run(capsys, "some/config.json")
+    assert status == 2 and "config files need twopaths.specs.from_config" in err
+
+
+@pytest.mark.parametrize("argv", [["kimi-k3", *HEADLINE], ["deepseek-v4-pro", *HEADLINE],
+                                  ["kimi-k3", "--gpu", "h100", "--context", "1M"],
+                                  ["deepseek-v4-flash", "--gpu", "mi300x", "--concurrency", "1000000"]])
+def test_table_fits_100_columns(capsys, argv):
+    status, out, _ = run(capsys, *argv)
+    assert status in (0, 1) and out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    if status == 0:
+        assert "plan: " in out and "bytes a token" in out
+
+
+def test_help_shows_examples(capsys):
+    status, out, _ = run(capsys, "--help")
+    assert status == 0
+    assert "examples:" in out and "python -m twopaths.plan kimi-k3 --gpu h200" in out
+    assert "exit status" in out
+
+
+@pytest.mark.parametrize("text, value", [("500000", 500_000), ("500K", 500_000), ("1M", 10**6),
+                                         ("1e6", 10**6), ("1_000_000", 10**6), ("1,000,000", 10**6),
+                                         ("1.5k", 1500)])
+def test_counts(text, value):
+    assert cli.count(text) == value
+
+
+def test_module_runs_as_a_command():
+    out = subprocess.run([sys.executable, "-m", "twopaths.plan", "deepseek-v4-pro", "--rho", "0.25",
+                          "--format", "json"], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT / "lib"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert math.isclose(json.loads(out.stdout)["kv_bytes_per_token"],
+                        kv.kv_bytes_per_token(specs.model("deepseek-v4-pro"), "bf16", "bf16"))
