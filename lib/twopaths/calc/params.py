@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParameterError
-from ..specs import BOOK_MODELS, ModelSpec, model
+from ..specs import ModelSpec, model
 
 # Which storage-format group each component belongs to (weights.py assigns a format per group).
 GROUPS = ("embedding", "head", "attention", "router", "routed_experts", "shared_experts", "dense_ffn",
@@ -217,6 +217,85 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
     return comps
 
 
+def _moe_or_dense(c: dict, d: int, layers: int) -> list[Component]:
+    """The FFN of ``layers`` GQA-family layers: routed experts (Mixtral, Qwen-MoE, MiniMax, gpt-oss;
+    gpt-oss's experts and router carry biases, MiniMax's router a selection bias) with a gated shared
+    expert where the config has one (Qwen), or a dense SwiGLU."""
+    E = c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts")
+    if not E:
+        ffn = swiglu(d, c["intermediate_size"]) + (2 * c["intermediate_size"] + d if c.get("mlp_bias") else 0)
+        return [Component("dense FFN", "dense_ffn", layers * ffn, layers * ffn, layers)]
+    inter, bias = c.get("moe_intermediate_size") or c["intermediate_size"], c["model_type"] == "gpt_oss"
+    expert = swiglu(d, inter) + (2 * inter + d if bias else 0)
+    router = E * d + (E if bias or c.get("use_routing_bias") else 0)
+    shared = c.get("shared_expert_intermediate_size") or 0
+    shared = swiglu(d, shared) + d if shared else 0      # the shared expert and its sigmoid gate
+    k = c["num_experts_per_tok"]
+    return [Component("router", "router", layers * router, layers * router, layers),
+            Component("routed experts", "routed_experts", layers * E * expert, layers * k * expert, layers),
+            Component("shared experts", "shared_experts", layers * shared, layers * shared, layers)]
+
+
+def _gqa_attention(c: dict, heads: int, kv_heads: int, head_dim: int, gate: bool = False) -> tuple[int, int]:
+    """(weights, norm weights) of one GQA layer: q (and its output gate), k, v, o; Qwen2's q/k/v biases,
+    ``attention_bias``'s four, gpt-oss's per-head sinks; Qwen3's per-head q/k norms, MiniMax's whole ones."""
+    d, q, kv = c["hidden_size"], heads * head_dim, kv_heads * head_dim
+    w = d * q * (2 if gate else 1) + 2 * d * kv + q * d
+    if c["model_type"] in ("qwen2", "qwen2_moe"):
+        w += q + 2 * kv
+    elif c.get("attention_bias"):
+        w += q + 2 * kv + d
+    w += heads if c["model_type"] == "gpt_oss" else 0
+    if c.get("use_qk_norm") and c.get("qk_norm_type") == "per_layer":
+        norms = q + kv
+    elif c["model_type"].startswith("qwen3"):
+        norms = 2 * head_dim
+    else:
+        norms = 0
+    return w, norms
+
+
+def _gqa(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    head_dim = c.get("head_dim") or d // heads
+    attn_w, attn_n = _gqa_attention(c, heads, c.get("num_key_value_heads") or heads, head_dim)
+    ffn = _moe_or_dense(c, d, L)
+    norms = L * (attn_n + 2 * d) + d
+    comps = _embedding_and_head(c) + [Component("attention", "attention", L * attn_w, L * attn_w, L)] + ffn
+    comps.append(Component("norms", "norms", norms, norms, L))
+    layer = attn_w + attn_n + 2 * d + sum(f.params for f in ffn) // L
+    comps.append(_mtp(c, layer))
+    return comps
+
+
+def gated_deltanet(c: dict) -> tuple[int, int]:
+    """One Gated DeltaNet layer (Qwen3-Next, Qwen3.5): q, k (key heads) and v, z (value heads) from
+    d; beta and a (one per value head); the depthwise conv over q, k, v; A_log and dt_bias; o."""
+    d, K = c["hidden_size"], c["linear_conv_kernel_dim"]
+    qk, v = c["linear_num_key_heads"] * c["linear_key_head_dim"], c["linear_num_value_heads"] * c["linear_value_head_dim"]
+    nv = c["linear_num_value_heads"]
+    w = d * (2 * qk + 2 * v) + d * 2 * nv + (2 * qk + v) * K + 2 * nv + v * d
+    return w, c["linear_value_head_dim"]      # the gated RMSNorm's weight is shared across heads
+
+
+def _qwen_hybrid(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    full = sum(g.layers for g in spec.attention if g.kind == "mha")
+    linear = L - full
+    attn_w, attn_n = _gqa_attention(c, heads, c["num_key_value_heads"], c["head_dim"],
+                                    gate=c.get("attn_output_gate", True))
+    gdn_w, gdn_n = gated_deltanet(c)
+    ffn = _moe_or_dense(c, d, L)
+    norms = full * attn_n + linear * gdn_n + L * 2 * d + d
+    comps = _embedding_and_head(c) + [
+        Component("Gated DeltaNet attention", "attention", linear * gdn_w, linear * gdn_w, linear),
+        Component("gated attention", "attention", full * attn_w, full * attn_w, full)] + ffn
+    comps += [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+    return comps
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -233,8 +312,9 @@ def _mtp(c: dict, layer_params: int) -> Component:
     return Component("MTP", "mtp", n * per, 0, n, in_total=False)
 
 
-FAMILIES = {"deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "deepseek_v4": _deepseek_v4,
-            "kimi_linear": _kimi_k3}
+# Keyed by specs.from_config's family names.
+FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
+            "gqa": _gqa, "gated_deltanet": _qwen_hybrid}
 
 
 # ---- what attention tensor parallelism cannot split ----
@@ -257,21 +337,23 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     spec = model(spec) if isinstance(spec, str) else spec
     c, by_group = spec.raw["config"], param_counts(spec).by_group()
     out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}
-    d, family = c["hidden_size"], c["model_type"]
-    if family in ("deepseek_v3", "deepseek_v32"):
+    d, family = c["hidden_size"], spec.raw["family"]
+    if family in ("mla", "mla+dsa"):
         per_layer = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = c["num_hidden_layers"] * (per_layer + (d * c["index_head_dim"] if "index_n_heads" in c else 0))
     elif family == "kimi_linear":
         mla_down = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = (len(c["linear_attn_config.full_attn_layers"]) * mla_down
                      + len(c["linear_attn_config.kda_layers"]) * d * c["linear_attn_config.head_dim"])
-    else:                                   # deepseek_v4 (param_counts has refused anything else)
+    elif family == "deepseek_v4":
         attention = 0
         for r in c["compress_ratios"][:c["num_hidden_layers"]]:
             parts = v4_attention(c, r)
             attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
             if "indexer" in parts:          # the indexer's own compressor; its query heads split
                 attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
+    else:       # GQA, Gated DeltaNet: every projection is per head (KV heads >= tp assumed)
+        attention = 0
     out["attention"] = attention
     return out
 
@@ -279,7 +361,7 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
 def param_counts(spec: ModelSpec | str) -> ParamCounts:
     """Per-component parameter counts of ``spec`` (a spec or a model id) from its public config."""
     spec = model(spec) if isinstance(spec, str) else spec
-    family = spec.raw.get("config", {}).get("model_type")
+    family = spec.raw.get("family")
     if family not in FAMILIES:
-        raise ParameterError("model", spec.id, "a model whose config the counter reads: " + ", ".join(BOOK_MODELS))
+        raise ParameterError("model", spec.id, "a model of a family the counter reads: " + ", ".join(FAMILIES))
     return ParamCounts(spec.id, tuple(FAMILIES[family](spec)))
