@@ -159,7 +159,8 @@ def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("model, allowed", [("nope", "one of 'deepseek-v3.2'"), ("KIMI-K3", "kimi-k3")])
+@pytest.mark.parametrize("model, allowed", [("nope", "one of 'deepseek-v3.2'"), ("KIMI-K3", "kimi-k3"),
+                                            ("qwen-2.5-72b", "")])
 def test_bad_model_names_model(capsys, model, allowed):
     status, _, err = run(capsys, model)
     assert status == 2

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from . import specs
 from .calc import fleet, kv
+from .calc.params import param_counts
 from .calc.placement import memory, placements
 from .calc.request import model_weight_bytes
 from .errors import ParameterError, check_int
@@ -238,6 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         rho = default_rho() if args.rho is None else args.rho
         work = fleet.workload(args.concurrency, args.context, rho)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
+        if "routed_experts" not in param_counts(model).by_group():
+            raise InputError(f"MODEL: got {args.model!r}; allowed: a mixture-of-experts model (the planner "
+                             "sizes expert-parallel decode units, and this model has no routed experts)")
         if not placements(model, a):
             cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
                       f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")
