@@ -269,6 +269,63 @@ def _gqa(spec: ModelSpec) -> list[Component]:
     return comps
 
 
+def _gemma(spec: ModelSpec) -> list[Component]:
+    """Gemma 2/3/4: sliding and global layers (Gemma 4's global ones with their own head size and KV
+    heads, and no v_proj where K serves as V); per-head q/k norms; a dense GeGLU MLP in every layer,
+    and with ``enable_moe_block`` a routed-expert block beside it (router: projection, input scale and
+    a scale per expert) with its three extra norms."""
+    c = spec.raw["config"]
+    if c.get("hidden_size_per_layer_input"):
+        raise ParameterError("hidden_size_per_layer_input", c["hidden_size_per_layer_input"],
+                             "0 (the counter does not read Gemma's per-layer input embeddings)")
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    attn_w = attn_n = 0
+    for t in c["layer_types"][:L]:
+        glob = t == "full_attention"
+        hd = c.get("global_head_dim") or c["head_dim"] if glob else c["head_dim"]
+        kvh = (c.get("num_global_key_value_heads") or c["num_key_value_heads"]) if glob else c["num_key_value_heads"]
+        v = 0 if glob and c.get("attention_k_eq_v") else d * kvh * hd
+        attn_w += 2 * d * heads * hd + d * kvh * hd + v
+        attn_n += 2 * hd
+    dense = L * swiglu(d, c["intermediate_size"])
+    comps = _embedding_and_head(c) + [Component("attention", "attention", attn_w, attn_w, L),
+                                      Component("dense FFN", "dense_ffn", dense, dense, L)]
+    norms = attn_n + L * 4 * d + d
+    if c.get("enable_moe_block"):
+        E, k = c["num_experts"], c["top_k_experts"]
+        expert = swiglu(d, c["moe_intermediate_size"])
+        comps += [Component("router", "router", L * (E * d + d + E), L * (E * d + d + E), L),
+                  Component("routed experts", "routed_experts", L * E * expert, L * k * expert, L)]
+        norms += L * 3 * d
+    return comps + [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
+def _mimo_v2(spec: ModelSpec) -> list[Component]:
+    """MiMo-V2: full layers (K 192, V 128 per head) and sliding-window ones with their own heads and a
+    sink logit per head; ``moe_layer_freq`` marks the dense (0) and MoE layers; the router carries a
+    selection bias, as DeepSeek's."""
+    c = spec.raw["config"]
+    d, L = c["hidden_size"], c["num_hidden_layers"]
+    attn = 0
+    for swa in c["hybrid_layer_pattern"][:L]:
+        pre = "swa_" if swa else ""
+        h, kvh = c[pre + "num_attention_heads"], c[pre + "num_key_value_heads"]
+        hk, hv = c[pre + "head_dim"], c[pre + "v_head_dim"]
+        sinks = c.get("add_swa_attention_sink_bias" if swa else "add_full_attention_sink_bias")
+        attn += d * (h * hk + kvh * (hk + hv)) + h * hv * d + (h if sinks else 0)
+    moe = sum(1 for f in c["moe_layer_freq"][:L] if f)
+    E, k = c["n_routed_experts"], c["num_experts_per_tok"]
+    expert = swiglu(d, c["moe_intermediate_size"])
+    dense = (L - moe) * swiglu(d, c["intermediate_size"])
+    norms = L * 2 * d + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def gated_deltanet(c: dict) -> tuple[int, int]:
     """One Gated DeltaNet layer (Qwen3-Next, Qwen3.5): q, k (key heads) and v, z (value heads) from
     d; beta and a (one per value head); the depthwise conv over q, k, v; A_log and dt_bias; o."""
@@ -314,7 +371,7 @@ def _mtp(c: dict, layer_params: int) -> Component:
 
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
-            "gqa": _gqa, "gated_deltanet": _qwen_hybrid}
+            "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2}
 
 
 # ---- what attention tensor parallelism cannot split ----

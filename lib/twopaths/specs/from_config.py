@@ -296,6 +296,14 @@ def weight_formats(c: dict) -> dict[str, str]:
     return {}
 
 
+def _label(path_or_dict, c: dict) -> str:
+    """A file's name (its folder's, for a plain config.json), else the config's own."""
+    if isinstance(path_or_dict, (str, Path)):
+        path = Path(path_or_dict)
+        return path.parent.name if path.stem == "config" else path.stem.removesuffix("_config")
+    return c.get("_name_or_path") or c["model_type"]
+
+
 def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
                 params: tuple[float, float] | None = None, source: str = "", extra: dict | None = None) -> ModelSpec:
     """The public-assumption spec of a model from its config.json (a path or a dict).
@@ -309,7 +317,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     for key in family.needs:
         r(key)
     groups = tuple(family.groups(c))
-    label = id or c.get("_name_or_path") or c["model_type"]
+    label = id or _label(path_or_dict, c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
            "weight_formats": weight_formats(c)}
     spec = ModelSpec(id=label, name=name or label, assumptions="public", layers=r.dim("num_hidden_layers"),
