@@ -168,17 +168,93 @@ def test_bad_model_names_model(capsys, model, allowed):
     assert f"MODEL: got {model!r}" in last and allowed in last
 
 
-def test_config_file_without_from_config_says_so(capsys):
-    if hasattr(specs, "from_config"):
-        pytest.skip("specs.from_config exists: config files are planned (test_config_files_plan)")
-    status, _, err = run(capsys, "some/config.json")
-    assert status == 2 and "config files need twopaths.specs.from_config" in err
+def corpus(name: str) -> str:
+    """A config of AIConfigurator's bundled corpus (``Org--Model``)."""
+    pytest.importorskip("aiconfigurator_core")
+    import aiconfigurator_core
+    return str(Path(aiconfigurator_core.__file__).parent / "model_configs" / f"{name}_config.json")
+
+
+def test_a_config_file_plans_as_its_registry_model(capsys):
+    # K3's full config.json from the corpus and the registry's verbatim excerpt of it give the same
+    # cache, weights and plans, placement by placement.
+    from_file = as_json(capsys, corpus("moonshotai--Kimi-K3"), *HEADLINE)
+    registry = as_json(capsys, "kimi-k3", *HEADLINE)
+    assert from_file["model"] == "moonshotai--Kimi-K3"
+    for key in ("model", "model_name"):
+        del from_file[key], registry[key]
+    assert from_file == registry
+
+
+@pytest.mark.parametrize("name, family", [("deepseek-ai--DeepSeek-R1", "mla"),
+                                          ("deepseek-ai--DeepSeek-V4-Flash", "deepseek_v4"),
+                                          ("zai-org--GLM-5", "mla+dsa")])
+def test_corpus_configs_get_the_librarys_plan(capsys, name, family):
+    status, out, err = run(capsys, corpus(name), *HEADLINE, "--format", "json")
+    r = json.loads(out)
+    model = cli.add_config(corpus(name))       # the same id again: accepted, nothing changes
+    assert model == r["model"] == name and specs.model(model).raw["family"] == family
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(specs.model(model), "bf16", "bf16")
+    if r["unsized"] is None:
+        assert status == 0 and r["best"] == cli.plan_dict(fleet.plan(model, "h200", a, work))
+    else:                      # the prefill FLOP counter does not read this family's attention
+        assert status == 1 and r["plans"] == [] and "calc.attention_flops" in r["unsized"]
+        assert r["placements"] and "no fleet plan" in run(capsys, corpus(name))[1]
+
+
+def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
+    # Qwen3-235B-A22B: 94 layers, 4 K/V heads of head_dim 128, K and V in BF16.
+    status, out, _ = run(capsys, corpus("Qwen--Qwen3-235B-A22B"), *HEADLINE, "--format", "json")
+    r = json.loads(out)
+    assert r["kv_bytes_per_token"] == 94 * 4 * 128 * 2 * 2 == 192_512
+    assert r["fixed_bytes_per_request"] == 0
+    a = assumptions("book")
+    shown = {(m["ep"], m["attention_tp"]): m for m in r["placements"]}
+    for p in placements(r["model"], a):
+        m = memory(r["model"], "h200", p, 500_000, a)
+        assert (m.valid and shown[p.ep, p.attention_tp] == cli.memory_dict(m)) or (
+            not m.valid and (p.ep, p.attention_tp) not in shown)
+    # 4 K/V heads: TP2 and TP4 split them, TP8 holds each head twice (as calc.placement prices it).
+    assert shown[8, 2]["request_bytes_per_gpu"] == pytest.approx(r["request_bytes"] / 2)
+    assert shown[8, 8]["request_bytes_per_gpu"] == pytest.approx(r["request_bytes"] / 4)
+    if r["unsized"]:
+        assert status == 1
+
+
+@pytest.mark.parametrize("text, allowed", [
+    (None, "a readable config.json file"),
+    ("not json", "a file holding JSON"),
+    ("[1, 2]", "a JSON object"),
+    ('{"hidden_size": 64}', "model_type: got None"),
+    ('{"model_type": "qwen3", "num_hidden_layers": 0}', "num_hidden_layers: got 0"),
+    ('{"model_type": "mamba"}', "model_type: got 'mamba'"),
+])
+def test_bad_config_files_name_model(capsys, tmp_path, text, allowed):
+    path = tmp_path / "config.json"
+    if text is not None:
+        path.write_text(text)
+    status, out, err = run(capsys, str(path))
+    last = err.strip().splitlines()[-1]
+    assert status == 2 and out == "" and last.startswith("python -m twopaths.plan: error: MODEL")
+    assert allowed in last
+
+
+def test_a_config_may_not_take_a_registry_models_id(capsys, tmp_path):
+    (tmp_path / "kimi-k3").mkdir()
+    other = json.loads(Path(corpus("deepseek-ai--DeepSeek-R1")).read_text())
+    (tmp_path / "kimi-k3" / "config.json").write_text(json.dumps(other))
+    status, _, err = run(capsys, str(tmp_path / "kimi-k3" / "config.json"))
+    assert status == 2 and "model: got 'kimi-k3'" in err and "not already a registry model's" in err
+    assert specs.model("kimi-k3").raw["family"] == "kimi_linear"       # the registry's K3 untouched
 
 
 @pytest.mark.parametrize("argv", [["kimi-k3", *HEADLINE], ["deepseek-v4-pro", *HEADLINE],
                                   ["kimi-k3", "--gpu", "h100", "--context", "1M"],
-                                  ["deepseek-v4-flash", "--gpu", "mi300x", "--concurrency", "1000000"]])
+                                  ["deepseek-v4-flash", "--gpu", "mi300x", "--concurrency", "1000000"],
+                                  ["corpus:Qwen--Qwen3.5-397B-A17B", "--gpu", "gb300"]])
 def test_table_fits_100_columns(capsys, argv):
+    argv = [corpus(a[7:]) if a.startswith("corpus:") else a for a in argv]
     status, out, _ = run(capsys, *argv)
     assert status in (0, 1) and out
     assert max(len(line) for line in out.splitlines()) <= 100

@@ -4,7 +4,9 @@ It prints the cache one request holds (bytes a token, the fixed state, one whole
 weights (in total, and on one GPU of each valid placement) and the fleet plan: the placement with
 the fewest nodes, decode plus prefill. Every figure comes from the calculators the serving
 chapters use (``calc.kv``, ``calc.placement``, ``calc.fleet``) under the book's serving assumptions
-(``specs.serving``), changed only by the flags; nothing is computed here that they do not compute.
+(``specs.serving``), changed only by the flags; the one thing decided here is which cache groups
+have stopped growing (the fixed state). MODEL is a registry id or a config.json, which
+``add_config`` reads through ``specs.from_config`` and plans under its file's name.
 
 ``report(model, gpu, a, work)`` returns the figures as a dict (the ``--format json`` output);
 ``table(report)`` the same as text that fits 100 columns; ``main(argv)`` is the command.
@@ -21,7 +23,7 @@ from pathlib import Path
 from . import specs
 from .calc import fleet, kv
 from .calc.params import param_counts
-from .calc.placement import memory, placements
+from .calc.placement import GPUMemory, memory, placements
 from .calc.request import model_weight_bytes
 from .errors import ParameterError, check_int
 from .specs.serving import KV_DTYPES, Assumptions, assumptions, weight_scenarios
@@ -38,12 +40,13 @@ Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty
 standard scenario, and the book's serving assumptions (specs/serving.yaml). Counts take
 1000000, 1_000_000, 1e6, 500K or 1M.
 
-exit status: 0 a plan; 1 no placement holds a request (the output names the smallest change
-that makes one valid); 2 bad input.
+exit status: 0 a plan; 1 no plan: no placement holds a request (the output names the smallest
+change that makes one valid) or the planner cannot size this model's prefill (the output says
+why, and still shows each placement's GPU); 2 bad input.
 """
 
 # Which flag a library ParameterError's parameter name comes from, so the message names the flag.
-FLAGS = {"model": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
+FLAGS = {"model": "MODEL", "config": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
          "rho": "--rho", "kv_dtype": "--kv-dtype", "weights": "--formats",
          "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node"}
 SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
@@ -95,14 +98,43 @@ def flag_message(err: ParameterError) -> str:
     return f"{FLAGS.get(err.name, err.name)}: got {err.got!r}; allowed: {err.allowed}"
 
 
+def config_id(path: str) -> str:
+    """The id a config file's model is planned under: its folder's name for a ``config.json``,
+    else the file's stem without ``_config`` (the corpus's ``Org--Model_config.json``)."""
+    p = Path(path)
+    if p.name == "config.json":
+        return p.resolve().parent.name or "config"
+    return p.stem.removesuffix("_config") or p.stem
+
+
+def add_config(path: str) -> str:
+    """Make a config.json's model plannable and return its id. The calculators look models up by
+    registry id, so the model joins the registry's loaded table (in this process only) as a
+    registry model does: its config, read back by ``specs.from_config`` each time, and its counts.
+    Stopgap: specs has no public way to add a model yet; this belongs there (``specs.add_model``)."""
+    spec = specs.from_config(path)            # a bad file or key is a ParameterError naming it
+    mid, table = config_id(path), specs._model_files()
+    entry = {"id": mid, "name": spec.config.get("_name_or_path") or mid,
+             "source": f"{path} ({spec.raw['family']} family, read by specs.from_config)",
+             "config": spec.config, "params": {"total": spec.params_total, "active": spec.params_active}}
+    if mid in table and table[mid]["config"] != entry["config"]:
+        raise ParameterError("model", mid, "a config whose id (its file or folder name) is not already "
+                             "a registry model's or another config's")
+    table[mid] = entry
+    return mid
+
+
 def resolve_model(arg: str) -> str:
-    """The registry id a MODEL argument names. A config.json needs ``specs.from_config``."""
-    if arg.endswith(".json") or Path(arg).suffix == ".json":
-        if not hasattr(specs, "from_config"):
-            raise InputError(f"MODEL: got {arg!r}; config files need twopaths.specs.from_config, which "
-                             "this version lacks; give a registry id: "
-                             + ", ".join(specs.model_ids(include_reference=True)))
-    return specs.model(arg).id
+    """The registry id a MODEL argument names; a path ending .json is a config file (``add_config``),
+    whose problems (missing, not JSON, not a config, a key its family lacks) name MODEL."""
+    if Path(arg).suffix != ".json":
+        return specs.model(arg).id
+    try:
+        return add_config(arg)
+    except ParameterError as e:
+        if e.name == "config":                # the file itself: missing, unreadable, not JSON
+            raise InputError(f"MODEL: got {arg!r}; allowed: {e.allowed}") from None
+        raise InputError(f"MODEL: {arg}: {e}") from None
 
 
 def serving(args) -> Assumptions:
@@ -135,29 +167,47 @@ def fixed_bytes(spec, context: int, a: Assumptions) -> float:
     return float(sum(b for (_, b), (_, b_last) in zip(now, last) if b == b_last))
 
 
-def plan_dict(p: fleet.Plan) -> dict:
-    m = p.decode
-    return {"placement": p.placement.name, "ep": p.ep, "attention_tp": p.placement.attention_tp,
+def memory_dict(m: GPUMemory) -> dict:
+    """One decode GPU of a placement: what it holds and how many requests fit beside it."""
+    return {"placement": m.placement.name, "ep": m.placement.ep, "attention_tp": m.placement.attention_tp,
             "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
             "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
             "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
-            "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare,
-            "requests_per_unit": p.requests_per_unit, "units": p.units, "decode_nodes": p.d_nodes,
-            "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work, "nodes": p.nodes,
-            "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
+            "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare}
+
+
+def plan_dict(p: fleet.Plan) -> dict:
+    """A plan: its decode GPU (``memory_dict``) and its node counts."""
+    return {**memory_dict(p.decode), "requests_per_unit": p.requests_per_unit, "units": p.units,
+            "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
+            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
+
+
+def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list) -> dict:
+    """The plan of each valid placement, fewest nodes first, and the best; or why there is none:
+    no placement holds a request (``smallest_change``), or the planner cannot size this model
+    (``unsized``: prefill by work needs attention FLOPs ``calc.attention_flops`` does not count)."""
+    try:
+        plans = sorted((fleet.plan(model, gpu, a, work, placement=p) for p in valid),
+                       key=lambda p: (p.nodes, p.ep, p.placement.attention_tp))
+        best = fleet.plan(model, gpu, a, work)
+    except fleet.NoValidPlan as e:
+        return {"plans": [], "best": None, "smallest_change": e.fix, "unsized": None}
+    except ParameterError as e:
+        if e.name != "model":
+            raise
+        return {"plans": [], "best": None, "smallest_change": None,
+                "unsized": "prefill nodes are sized by attention FLOPs, which calc.attention_flops counts "
+                           f"only for {e.allowed}"}
+    return {"plans": [plan_dict(p) for p in plans], "best": plan_dict(best), "smallest_change": None,
+            "unsized": None}
 
 
 def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
     """Every figure the command prints, from the calculators."""
     spec, g = specs.model(model), specs.gpu(gpu)
     tried = placements(model, a)
-    valid = [p for p in tried if memory(model, g, p, work.context, a).valid]
-    plans = sorted((fleet.plan(model, g.id, a, work, placement=p) for p in valid),
-                   key=lambda p: (p.nodes, p.ep, p.placement.attention_tp))
-    try:
-        best, fix = fleet.plan(model, g.id, a, work), None
-    except fleet.NoValidPlan as e:
-        best, fix = None, e.fix
+    valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
     return {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
@@ -171,9 +221,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
         "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
-        "plans": [plan_dict(p) for p in plans],
-        "best": None if best is None else plan_dict(best),
-        "smallest_change": fix,
+        "placements": [memory_dict(m) for m in valid],
+        **fleet_plans(model, g.id, a, work, [m.placement for m in valid]),
     }
 
 
@@ -196,21 +245,24 @@ def table(r: dict) -> str:
              f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
     lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
-    lines.append(f"valid placements: {len(r['plans'])} of {r['placements_tried']} tried "
+    rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
+    lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
                  "(GB a GPU; nodes decode + prefill at P:D)")
     widths = [21, 8, 8, 5, 13, 6, 7, 7, 6]
-    if r["plans"]:
+    if rows:
         lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
                            "prefill", "nodes"], widths))
-    for p in r["plans"]:
+    for p in rows:
+        fleet_cells = [f"{p[k]:,}" if k in p else "-" for k in ("units", "decode_nodes", "prefill_nodes", "nodes")]
         lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
                            f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_gpu']:,}",
                            f"{p['used_bytes_per_gpu'] / GB:.1f}/{p['usable_bytes'] / GB:.1f}",
-                           f"{p['units']:,}", f"{p['decode_nodes']:,}", f"{p['prefill_nodes']:,}",
-                           f"{p['nodes']:,}"], widths))
+                           *fleet_cells], widths))
     lines.append("")
     b = r["best"]
-    if b is None:
+    if r["unsized"]:
+        lines.append(f"no fleet plan: {r['unsized']}.")
+    elif b is None:
         lines.append("no valid plan: no placement holds the weights and one request on every GPU.")
         lines.append(f"smallest change that makes one valid: {r['smallest_change']}")
         lines.append("(on the command line --formats sets weights, --kv-dtype sets kv_dtype)")
