@@ -20,6 +20,17 @@ ROOT = Path(__file__).resolve().parents[1]
 HEADLINE = ["--gpu", "h200", "--context", "500000", "--concurrency", "10000", "--rho", "0.25"]
 
 
+@pytest.fixture(autouse=True)
+def registry_untouched():
+    """Models and GPUs a test adds (add_config, add_gpu) leave with it: other test modules count
+    the registry's entries."""
+    models, gpus = set(specs._model_files()), set(specs._gpus())
+    yield
+    for table, before in ((specs._model_files(), models), (specs._gpus(), gpus)):
+        for key in set(table) - before:
+            del table[key]
+
+
 def run(capsys, *argv):
     """(exit status, stdout, stderr) of the command run in-process."""
     try:
@@ -159,7 +170,7 @@ def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("model, allowed", [("nope", "one of 'deepseek-v3.2'"), ("KIMI-K3", "kimi-k3"),
+@pytest.mark.parametrize("model, allowed", [("nope", "a registry id (deepseek-v3.2"), ("KIMI-K3", "kimi-k3"),
                                             ("qwen-2.5-72b", "")])
 def test_bad_model_names_model(capsys, model, allowed):
     status, _, err = run(capsys, model)
@@ -201,6 +212,13 @@ def test_corpus_configs_get_the_librarys_plan(capsys, name, family):
     else:                      # the prefill FLOP counter does not read this family's attention
         assert status == 1 and r["plans"] == [] and "calc.attention_flops" in r["unsized"]
         assert r["placements"] and "no fleet plan" in run(capsys, corpus(name))[1]
+
+
+def test_a_corpus_name_is_its_file(capsys):
+    by_name = run(capsys, "Qwen--Qwen3.5-397B-A17B", "--context", "100K", "--format", "json")
+    by_path = run(capsys, corpus("Qwen--Qwen3.5-397B-A17B"), "--context", "100K", "--format", "json")
+    assert by_name == by_path and json.loads(by_name[1])["model"] == "Qwen--Qwen3.5-397B-A17B"
+    assert cli.corpus_path("No--Such-Model") is None
 
 
 def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
@@ -283,3 +301,33 @@ def test_module_runs_as_a_command():
     assert out.returncode == 0, out.stderr
     assert math.isclose(json.loads(out.stdout)["kv_bytes_per_token"],
                         kv.kv_bytes_per_token(specs.model("deepseek-v4-pro"), "bf16", "bf16"))
+
+
+H200_FIGURES = {k: getattr(specs.gpu("h200"), k) for k in cli.GPU_FIELDS + ("device_bytes",)}
+
+
+def test_a_gpu_the_registry_lacks_plans_like_one_with_its_figures():
+    gid = cli.add_gpu("test-h200-twin", {**H200_FIGURES, "name": "an H200 by another name"})
+    assert specs.gpu(gid).name == "an H200 by another name" and gid in specs.gpu_ids()
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    twin, h200 = fleet.plan("deepseek-v4-pro", gid, a, work), fleet.plan("deepseek-v4-pro", "h200", a, work)
+    assert (twin.nodes, twin.placement, twin.decode) == (h200.nodes, h200.placement, h200.decode)
+    assert cli.add_gpu(gid, {**H200_FIGURES, "name": "an H200 by another name"}) == gid    # same again
+    # Without device_bytes the nominal HBM stands in, and says so.
+    nominal = specs.gpu(cli.add_gpu("test-nominal", {k: H200_FIGURES[k] for k in cli.GPU_FIELDS}))
+    assert nominal.device_bytes == nominal.hbm_bytes == 141e9 and "nominal" in nominal.device_source
+
+
+@pytest.mark.parametrize("gid, fields, name, allowed", [
+    ("x1", {k: v for k, v in H200_FIGURES.items() if k != "hbm_bytes"}, "gpu_specs.x1.hbm_bytes", "> 0"),
+    ("x2", {**H200_FIGURES, "hbm_bytes": 0}, "gpu_specs.x2.hbm_bytes", "> 0"),
+    ("x3", {**H200_FIGURES, "fp8_flops": "fast"}, "gpu_specs.x3.fp8_flops", "a finite number"),
+    ("x4", {**H200_FIGURES, "hbm": 1e9}, "gpu_specs.x4", "fields among"),
+    ("x5", 141e9, "gpu_specs.x5", "a mapping of hbm_bytes"),
+    ("h200", {**H200_FIGURES, "hbm_bytes": 1e12}, "gpu_specs", "an id not already in specs/gpus.yaml"),
+])
+def test_a_bad_gpu_spec_names_its_field(raises_param, gid, fields, name, allowed):
+    err = raises_param(name, cli.add_gpu, gid, fields)
+    assert allowed in err.allowed
+    assert gid not in specs.gpu_ids() or gid == "h200"
+    assert specs.gpu("h200").hbm_bytes == 141e9

@@ -15,9 +15,11 @@ have stopped growing (the fixed state). MODEL is a registry id or a config.json,
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import re
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 from . import specs
@@ -25,7 +27,7 @@ from .calc import fleet, kv
 from .calc.params import param_counts
 from .calc.placement import GPUMemory, memory, placements
 from .calc.request import model_weight_bytes
-from .errors import ParameterError, check_int
+from .errors import ParameterError, check_int, check_real
 from .specs.serving import KV_DTYPES, Assumptions, assumptions, weight_scenarios
 
 EXAMPLES = """\
@@ -35,6 +37,7 @@ examples:
   python -m twopaths.plan kimi-k3 --gpu h200 --kv-dtype fp8 --formats fp8-non-expert
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
+  python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
 
 Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty cycle of its
 standard scenario, and the book's serving assumptions (specs/serving.yaml). Counts take
@@ -75,7 +78,8 @@ def parser() -> argparse.ArgumentParser:
         prog="python -m twopaths.plan", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="KV bytes, weights and the fleet plan for one model on one GPU.")
     p.add_argument("model", metavar="MODEL", help="a registry model id (" + ", ".join(
-        specs.model_ids(include_reference=True)) + ") or a path to a config.json")
+        specs.model_ids(include_reference=True)) + "), a path to a config.json, or a name in "
+                   "AIConfigurator's corpus (Qwen--Qwen3-235B-A22B)")
     p.add_argument("--gpu", default="h200", type=str.lower, choices=specs.gpu_ids(),
                    help="accelerator from specs/gpus.yaml (default h200)")
     p.add_argument("--context", type=count, default=None, help="tokens a session holds (default 500K)")
@@ -124,17 +128,66 @@ def add_config(path: str) -> str:
     return mid
 
 
+def corpus_path(name: str) -> Path | None:
+    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it is installed
+    and holds one (found without importing the package)."""
+    spec = importlib.util.find_spec("aiconfigurator_core")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model_configs" / f"{name}_config.json"
+    return path if path.is_file() else None
+
+
 def resolve_model(arg: str) -> str:
-    """The registry id a MODEL argument names; a path ending .json is a config file (``add_config``),
-    whose problems (missing, not JSON, not a config, a key its family lacks) name MODEL."""
-    if Path(arg).suffix != ".json":
-        return specs.model(arg).id
+    """The id a MODEL argument names: a registry id, a path ending .json (``add_config``), or a
+    name in AIConfigurator's corpus. A bad config file (missing, not JSON, not a config, a key its
+    family lacks) is an ``InputError`` naming MODEL."""
+    ids = specs.model_ids(include_reference=True)
+    if arg in ids:
+        return arg
+    path = arg if Path(arg).suffix == ".json" else corpus_path(arg)
+    if path is None:
+        raise InputError(f"MODEL: got {arg!r}; allowed: a registry id (" + ", ".join(ids) + "), a path to a "
+                         "config.json, or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
     try:
-        return add_config(arg)
+        return add_config(str(path))
     except ParameterError as e:
         if e.name == "config":                # the file itself: missing, unreadable, not JSON
             raise InputError(f"MODEL: got {arg!r}; allowed: {e.allowed}") from None
         raise InputError(f"MODEL: {arg}: {e}") from None
+
+
+GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "nvlink_bandwidth")
+
+
+def add_gpu(gpu_id: str, fields: Mapping) -> str:
+    """Make an accelerator the registry lacks usable by id: ``fields`` gives ``GPU_FIELDS`` (bytes,
+    bytes/s, dense FLOP/s, per-direction link bytes/s), optionally ``name``, ``source`` and
+    ``device_bytes`` (what the driver exposes; the nominal ``hbm_bytes`` stands in without it).
+    Each field is checked, named ``gpu_specs.<id>.<field>``. Like ``add_config``, a stopgap in this
+    process only, until specs has a public way to add one."""
+    where = f"gpu_specs.{gpu_id}"
+    if not isinstance(gpu_id, str) or not gpu_id:
+        raise ParameterError("gpu_specs", gpu_id, "GPU ids that are non-empty strings")
+    if not isinstance(fields, Mapping):
+        raise ParameterError(where, fields, "a mapping of " + ", ".join(GPU_FIELDS) + " (and optionally "
+                             "name, source, device_bytes)")
+    unknown = set(fields) - set(GPU_FIELDS) - {"name", "source", "device_bytes"}
+    if unknown:
+        raise ParameterError(where, sorted(unknown), "fields among " + ", ".join(GPU_FIELDS)
+                             + ", name, source, device_bytes")
+    entry = {"name": str(fields.get("name", gpu_id))}
+    for k in GPU_FIELDS + ("device_bytes",) * ("device_bytes" in fields):
+        entry[k] = check_real(f"{where}.{k}", fields.get(k), minimum=0, open_min=True)
+    entry["source"] = str(fields.get("source", "given as a chapter or command parameter (gpu_specs)"))
+    if "device_bytes" not in entry:
+        entry.update(device_bytes=entry["hbm_bytes"], device_source="none given: the nominal hbm_bytes")
+    table = specs._gpus()
+    if gpu_id in table and table[gpu_id] != entry:
+        raise ParameterError("gpu_specs", gpu_id, "an id not already in specs/gpus.yaml ("
+                             + ", ".join(specs.gpu_ids()) + ") or given with other figures")
+    table[gpu_id] = entry
+    return gpu_id
 
 
 def serving(args) -> Assumptions:
