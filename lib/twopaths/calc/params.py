@@ -241,7 +241,7 @@ def _gqa_attention(c: dict, heads: int, kv_heads: int, head_dim: int, gate: bool
     ``attention_bias``'s four, gpt-oss's per-head sinks; Qwen3's per-head q/k norms, MiniMax's whole ones."""
     d, q, kv = c["hidden_size"], heads * head_dim, kv_heads * head_dim
     w = d * q * (2 if gate else 1) + 2 * d * kv + q * d
-    if c["model_type"] in ("qwen2", "qwen2_moe"):
+    if c["model_type"] in ("qwen2", "qwen2_moe", "mimo"):       # Qwen2 and MiMo: q, k, v biases only
         w += q + 2 * kv
     elif c.get("attention_bias"):
         w += q + 2 * kv + d

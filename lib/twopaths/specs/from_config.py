@@ -274,9 +274,12 @@ def weight_formats(c: dict) -> dict[str, str]:
     method = c.get(q + "quant_method")
     if method == "fp8" and c.get(q + "weight_block_size") == [128, 128]:
         # DeepSeek-style FP8 blocks: every Linear but the output head; V4's experts ship in FP4 with
-        # e8m0 (ue8m0) scales per 32 weights, the MX layout.
+        # e8m0 (ue8m0) scales per 32 weights, the MX layout, or, where NVIDIA's ModelOpt re-quantised
+        # them (moe_quant_algo NVFP4), as NVFP4 (an e4m3 scale per 16).
         out = dict.fromkeys(LINEAR_GROUPS, "fp8")
-        if c.get("expert_dtype") == "fp4":
+        if c.get(q + "moe_quant_algo") == "NVFP4":      # NVIDIA's re-quantised V4: NVFP4 experts
+            out["routed_experts"] = "fp4"
+        elif c.get("expert_dtype") == "fp4":
             out["routed_experts"] = "mxfp4"
         return out
     if c.get(q + "format") == "mxfp4-pack-quantized":
