@@ -331,3 +331,15 @@ def test_a_bad_gpu_spec_names_its_field(raises_param, gid, fields, name, allowed
     assert allowed in err.allowed
     assert gid not in specs.gpu_ids() or gid == "h200"
     assert specs.gpu("h200").hbm_bytes == 141e9
+
+
+def test_a_configs_list_resolves_each_model_once(raises_param):
+    qwen = "Qwen--Qwen3-235B-A22B"
+    assert cli.add_configs([qwen, "kimi-k3"]) == [qwen, "kimi-k3"]
+    err = raises_param("configs", cli.add_configs, [qwen, corpus(qwen)])    # one model, two spellings
+    assert f"each model once ({qwen!r} is given twice)" in err.allowed
+    raises_param("configs", cli.add_configs, ["kimi-k3", "kimi-k3"])
+    for bad in ([], qwen, None, [3]):
+        raises_param("configs", cli.add_configs, bad)
+    err = raises_param("configs", cli.add_configs, ["/no/such/config.json"])
+    assert "a readable config.json file" in err.allowed

@@ -57,10 +57,6 @@ GB = 1e9
 WIDTH = 100
 
 
-class InputError(Exception):
-    """Bad input, already phrased for the command line (the flag first)."""
-
-
 def count(text: str) -> int:
     """A whole count from the command line: 1000000, 1_000_000, 1,000,000, 1e6, 500K or 1M."""
     t = text.strip().replace("_", "").replace(",", "")
@@ -138,23 +134,37 @@ def corpus_path(name: str) -> Path | None:
     return path if path.is_file() else None
 
 
-def resolve_model(arg: str) -> str:
-    """The id a MODEL argument names: a registry id, a path ending .json (``add_config``), or a
-    name in AIConfigurator's corpus. A bad config file (missing, not JSON, not a config, a key its
-    family lacks) is an ``InputError`` naming MODEL."""
+def resolve_model(arg: str, name: str = "MODEL") -> str:
+    """The id a model argument names: a registry id, a path ending .json (``add_config``), or a
+    name in AIConfigurator's corpus. Anything else, or a bad config file (missing, not JSON, not a
+    config, a key its family lacks), is a ``ParameterError`` named ``name``."""
     ids = specs.model_ids(include_reference=True)
+    if not isinstance(arg, (str, Path)):
+        raise ParameterError(name, arg, "a registry id, a path to a config.json or a corpus name (text)")
     if arg in ids:
         return arg
     path = arg if Path(arg).suffix == ".json" else corpus_path(arg)
     if path is None:
-        raise InputError(f"MODEL: got {arg!r}; allowed: a registry id (" + ", ".join(ids) + "), a path to a "
-                         "config.json, or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
+        raise ParameterError(name, arg, "a registry id (" + ", ".join(ids) + "), a path to a config.json, "
+                             "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
     try:
         return add_config(str(path))
     except ParameterError as e:
         if e.name == "config":                # the file itself: missing, unreadable, not JSON
-            raise InputError(f"MODEL: got {arg!r}; allowed: {e.allowed}") from None
-        raise InputError(f"MODEL: {arg}: {e}") from None
+            raise ParameterError(name, arg, e.allowed) from None
+        raise ParameterError(name, arg, f"a config the book reads ({e})") from None
+
+
+def add_configs(entries, name: str = "configs") -> list[str]:
+    """``resolve_model`` for each of a list of config paths or corpus names (a chapter's
+    ``configs``), each model once; their ids, in order."""
+    if isinstance(entries, (str, Path)) or not isinstance(entries, (list, tuple)) or not entries:
+        raise ParameterError(name, entries, "a non-empty list of config.json paths or corpus names")
+    ids = [resolve_model(e, name) for e in entries]
+    for i, m in enumerate(ids):
+        if m in ids[:i]:
+            raise ParameterError(name, entries, f"each model once ({m!r} is given twice)")
+    return ids
 
 
 GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "nvlink_bandwidth")
@@ -345,14 +355,12 @@ def main(argv: list[str] | None = None) -> int:
         work = fleet.workload(args.concurrency, args.context, rho)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
         if "routed_experts" not in param_counts(model).by_group():
-            raise InputError(f"MODEL: got {args.model!r}; allowed: a mixture-of-experts model (the planner "
-                             "sizes expert-parallel decode units, and this model has no routed experts)")
+            raise ParameterError("model", args.model, "a mixture-of-experts model (the planner sizes "
+                                 "expert-parallel decode units, and this model has no routed experts)")
         if not placements(model, a):
             cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
                       f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")
         r = report(model, args.gpu, a, work)
-    except InputError as e:
-        cli.error(str(e))
     except ParameterError as e:
         cli.error(flag_message(e))
     print(json.dumps(r, indent=1) if args.format == "json" else table(r))
