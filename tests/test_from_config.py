@@ -104,6 +104,13 @@ def test_family_groups():
         ("mha", 10, {"kv_heads": 2, "head_dim_k": 256, "head_dim_v": 256})]
 
 
+def test_qwen_slides_from_max_window_layers_on():
+    c = json.loads((corpus() / "Qwen--Qwen3-8B_config.json").read_text())
+    c.update(use_sliding_window=True, sliding_window=4096, max_window_layers=28)
+    kinds = [(g.kind, g.layers) for g in specs.from_config(c).attention]
+    assert kinds == [("mha", 28), ("window", c["num_hidden_layers"] - 28)]
+
+
 def test_gated_deltanet_state_counts_every_value_head():
     """Qwen3.5-35B-A3B: 32 value heads x 128 x 128 fp32 state, plus a 3-token conv tail over
     q, k (16 heads x 128 each) and v (32 x 128) in BF16, per linear layer."""
@@ -179,6 +186,13 @@ def test_a_missing_key_names_the_key_and_the_family():
     del c["text_config"]["linear_num_value_heads"]
     err = pytest.raises(ParameterError, specs.from_config, c).value
     assert err.name == "linear_num_value_heads" and "gated_deltanet" in err.allowed
+
+
+def test_a_key_only_the_counter_reads_is_named_too():
+    c = json.loads((corpus() / "meta-llama--Meta-Llama-3.1-8B_config.json").read_text())
+    del c["intermediate_size"]
+    err = pytest.raises(ParameterError, specs.from_config, c).value
+    assert err.name == "intermediate_size" and "gqa family" in err.allowed
 
 
 @pytest.mark.parametrize("key,value", [("num_key_value_heads", 0), ("head_dim", -128), ("num_hidden_layers", 0),

@@ -116,12 +116,14 @@ def gqa_groups(c: dict) -> list[CacheGroup]:
     2/3, Qwen 2/3 with ``use_sliding_window``) or where every layer slides (Mistral's sliding_window)."""
     r = Reader(c, family_of(c).name)
     L, kv = r.dim("num_hidden_layers"), _kv(r)
-    types = c.get("layer_types")
-    if types is None:
-        window = c.get("sliding_window") if c.get("use_sliding_window", c["model_type"] == "mistral") else None
-        types = ["sliding_attention" if window else "full_attention"] * L
-    else:
+    if "layer_types" in c:
         types = r.layer_list("layer_types")
+    elif c.get("use_sliding_window", c["model_type"] == "mistral") and c.get("sliding_window"):
+        # Qwen2/3 slide from layer max_window_layers on (as transformers builds their layer_types)
+        full = r.dim("max_window_layers", minimum=0) if c["model_type"].startswith("qwen") else 0
+        types = ["full_attention"] * min(full, L) + ["sliding_attention"] * max(L - full, 0)
+    else:
+        types = ["full_attention"] * L
     unknown = set(types) - {"sliding_attention", "full_attention"}
     if unknown:
         raise ParameterError("layer_types", sorted(unknown), "sliding_attention or full_attention")
@@ -134,8 +136,9 @@ def gqa_groups(c: dict) -> list[CacheGroup]:
 
 def gemma_groups(c: dict) -> list[CacheGroup]:
     """Gemma: sliding and global layers from ``layer_types``; Gemma 4's global layers have their own
-    head size and KV heads (``global_head_dim``, ``num_global_key_value_heads``). Layers that reuse an
-    earlier layer's cache (``num_kv_shared_layers``) hold none of their own."""
+    head size and KV heads (``global_head_dim``, ``num_global_key_value_heads``), and hold K and V
+    both where K also serves as V (``attention_k_eq_v``), as AIConfigurator counts them. Layers that
+    reuse an earlier layer's cache (``num_kv_shared_layers``) hold none of their own."""
     r = Reader(c, "gemma")
     types = r.layer_list("layer_types")
     own = len(types) - r.dim("num_kv_shared_layers", 0, minimum=0)
@@ -328,6 +331,10 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
                      source=source or f"config.json ({family.name} family)", raw=raw)
     if params is None:
         from ..calc.params import param_counts      # calc builds on specs: import when first needed
-        counts = param_counts(spec)
+        try:
+            counts = param_counts(spec)
+        except KeyError as e:                       # a key only the parameter counter reads
+            raise ParameterError(e.args[0], None, f"a key the {family.name} family needs "
+                                 "(missing from the config)") from None
         params = (counts.total, counts.activated())
     return replace(spec, params_total=float(params[0]), params_active=float(params[1]))
