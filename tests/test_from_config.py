@@ -196,7 +196,7 @@ def test_a_key_only_the_counter_reads_is_named_too():
 
 
 @pytest.mark.parametrize("key,value", [("num_key_value_heads", 0), ("head_dim", -128), ("num_hidden_layers", 0),
-                                       ("hidden_size", 4096.5)])
+                                       ("hidden_size", 4096.5), ("intermediate_size", 0), ("vocab_size", -1)])
 def test_bad_dimensions_name_the_field(key, value):
     c = json.loads((corpus() / "meta-llama--Meta-Llama-3.1-8B_config.json").read_text())
     c[key] = value

@@ -253,6 +253,11 @@ FAMILIES = (
            BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, {}),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
+# Sizes that must be whole and positive wherever a config gives them (others, such as
+# shared_intermediate_size or num_kv_shared_layers, may be 0).
+POSITIVE = {"intermediate_size", "moe_intermediate_size", "head_dim", "num_key_value_heads", "num_experts",
+            "n_routed_experts", "num_local_experts", "num_experts_per_tok", "num_experts_per_token",
+            "routed_expert_hidden_size", "global_head_dim", "v_head_dim"}
 
 
 def family_of(c: dict) -> Family:
@@ -322,6 +327,9 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     r = Reader(c, family.name)
     for key in family.needs:
         r(key)
+    for key in POSITIVE & c.keys():              # dimensions only the parameter counter reads
+        if c[key] is not None:
+            r.dim(key)
     groups = tuple(family.groups(c))
     label = id or _label(path_or_dict, c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
