@@ -226,3 +226,24 @@ def test_unpriced_quantisation_is_refused():
     c = json.loads((corpus() / "moonshotai--Kimi-K2.5_config.json").read_text())     # INT4 pack-quantized
     err = pytest.raises(ParameterError, specs.from_config, c).value
     assert err.name == "quantization_config.quant_method"
+
+
+@pytest.fixture
+def added():
+    """Ids add_model registers in a test, taken out again after it (the table is per process)."""
+    ids = []
+    yield ids
+    for i in ids:
+        specs._model_files().pop(i, None)
+
+
+def test_add_model_makes_a_config_a_registry_model(added):
+    path = corpus() / "Qwen--Qwen3-235B-A22B_config.json"
+    added.append(specs.add_model(path))
+    assert added == ["Qwen--Qwen3-235B-A22B"] and added[0] not in specs.model_ids()
+    assert specs.model(added[0]).attention == specs.from_config(path).attention
+    assert kv.kv_bytes_per_token(added[0], "bf16") == 94 * 4 * 128 * 2 * 2          # by id, as any model
+    assert specs.add_model(path) == added[0]                                       # the same file again
+    other = json.loads((corpus() / "Qwen--Qwen3-30B-A3B_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.add_model, other, added[0]).value.name == "model"
+    assert pytest.raises(ParameterError, specs.add_model, other, "kimi-k3").value.name == "model"

@@ -145,6 +145,21 @@ def model(model_id: str, assumptions: str = "public") -> ModelSpec:
                    attention=_groups(art["models"][model_id]["attention"], f"article.yaml: {model_id}"))
 
 
+def add_model(path_or_dict, model_id: str | None = None) -> str:
+    """Register the model of a config.json (a path or a dict) for this process, so every calculator
+    that looks models up by id takes it, and return its id (by default the file's name, or its
+    folder's for a plain ``config.json``). Like the reference anchors, it stays out of the default
+    ``model_ids()``. An id already taken by another config is a ``ParameterError``."""
+    spec = from_config(path_or_dict, id=model_id)
+    table = _model_files()
+    entry = {"id": spec.id, "name": spec.name, "source": spec.source, "reference_only": True,
+             "config": spec.config, "params": {"total": spec.params_total, "active": spec.params_active}}
+    if spec.id in table and table[spec.id]["config"] != spec.config:
+        raise ParameterError("model", spec.id, "an id no registry model or other config already has")
+    table[spec.id] = entry
+    return spec.id
+
+
 def gpu_ids() -> list[str]:
     return list(_gpus())
 
