@@ -343,3 +343,26 @@ def test_a_configs_list_resolves_each_model_once(raises_param):
         raises_param("configs", cli.add_configs, bad)
     err = raises_param("configs", cli.add_configs, ["/no/such/config.json"])
     assert "a readable config.json file" in err.allowed
+
+
+def test_gpu_spec_file_adds_accelerators(capsys, tmp_path):
+    path = tmp_path / "gpus.json"
+    path.write_text(json.dumps({"test-twin": H200_FIGURES}))
+    twin = as_json(capsys, "deepseek-v4-pro", *HEADLINE[2:], "--gpu-spec", str(path), "--gpu", "test-twin")
+    h200 = as_json(capsys, "deepseek-v4-pro", *HEADLINE)
+    assert twin["gpu"] == "test-twin" and twin["plans"] == h200["plans"] and twin["best"] == h200["best"]
+
+
+@pytest.mark.parametrize("text, allowed", [
+    (None, "--gpu-spec gpu_specs: got"),
+    ("{", "a file holding JSON"),
+    ("[]", "a JSON object of GPU ids"),
+    ('{"x": {"hbm_bandwidth": 8e12}}', "--gpu-spec gpu_specs.x.hbm_bytes: got None; allowed: a finite number > 0"),
+    ('{"x": 5}', "--gpu-spec gpu_specs.x: got 5"),
+])
+def test_bad_gpu_spec_file_names_the_flag(capsys, tmp_path, text, allowed):
+    path = tmp_path / "gpus.json"
+    if text is not None:
+        path.write_text(text)
+    status, out, err = run(capsys, "kimi-k3", "--gpu-spec", str(path), "--gpu", "x")
+    assert status == 2 and out == "" and allowed in err.strip().splitlines()[-1]

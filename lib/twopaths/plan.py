@@ -38,6 +38,7 @@ examples:
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
+  python -m twopaths.plan kimi-k3 --gpu-spec my-gpus.json --gpu my-gpu
 
 Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty cycle of its
 standard scenario, and the book's serving assumptions (specs/serving.yaml). Counts take
@@ -76,8 +77,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("model", metavar="MODEL", help="a registry model id (" + ", ".join(
         specs.model_ids(include_reference=True)) + "), a path to a config.json, or a name in "
                    "AIConfigurator's corpus (Qwen--Qwen3-235B-A22B)")
-    p.add_argument("--gpu", default="h200", type=str.lower, choices=specs.gpu_ids(),
-                   help="accelerator from specs/gpus.yaml (default h200)")
+    p.add_argument("--gpu", default="h200", help="accelerator: one of " + ", ".join(specs.gpu_ids())
+                   + " (specs/gpus.yaml; default h200) or one --gpu-spec adds")
+    p.add_argument("--gpu-spec", metavar="FILE.json",
+                   help='accelerators the registry lacks, as a JSON object: {"my-gpu": {"hbm_bytes": 192e9, '
+                        '"hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15, "nvlink_bandwidth": '
+                        '900e9}} (bytes, bytes/s, dense FLOP/s, link bytes/s a direction; optional name, '
+                        'source, device_bytes)')
     p.add_argument("--context", type=count, default=None, help="tokens a session holds (default 500K)")
     p.add_argument("--concurrency", type=count, default=None, help="sessions open at once (default 10,000)")
     p.add_argument("--rho", type=float, default=None,
@@ -95,7 +101,21 @@ def parser() -> argparse.ArgumentParser:
 
 def flag_message(err: ParameterError) -> str:
     """A library ParameterError as one line that names the flag it came from."""
-    return f"{FLAGS.get(err.name, err.name)}: got {err.got!r}; allowed: {err.allowed}"
+    flag = f"--gpu-spec {err.name}" if err.name.startswith("gpu_specs") else FLAGS.get(err.name, err.name)
+    return f"{flag}: got {err.got!r}; allowed: {err.allowed}"
+
+
+def add_gpu_file(path: str) -> list[str]:
+    """``add_gpu`` for each accelerator of a JSON file ``{id: {field: value}}``; their ids."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ParameterError("gpu_specs", path, f"a readable JSON file ({e.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParameterError("gpu_specs", path, f"a file holding JSON ({e})") from None
+    if not isinstance(data, dict) or not data:
+        raise ParameterError("gpu_specs", path, 'a JSON object of GPU ids to their figures, {"my-gpu": {...}}')
+    return [add_gpu(gid, fields) for gid, fields in data.items()]
 
 
 def config_id(path: str) -> str:
@@ -117,9 +137,11 @@ def add_config(path: str) -> str:
     entry = {"id": mid, "name": spec.config.get("_name_or_path") or mid,
              "source": f"{path} ({spec.raw['family']} family, read by specs.from_config)",
              "config": spec.config, "params": {"total": spec.params_total, "active": spec.params_active}}
-    if mid in table and table[mid]["config"] != entry["config"]:
-        raise ParameterError("model", mid, "a config whose id (its file or folder name) is not already "
-                             "a registry model's or another config's")
+    if mid in table:          # the same config again is that model; another one may not take its id
+        if table[mid]["config"] != entry["config"]:
+            raise ParameterError("model", mid, "a config whose id (its file or folder name) is not already "
+                                 "a registry model's or another config's")
+        return mid
     table[mid] = entry
     return mid
 
@@ -349,6 +371,9 @@ def main(argv: list[str] | None = None) -> int:
     cli = parser()
     args = cli.parse_args(argv)
     try:     # every check before the long work; argparse's error() prints usage and exits 2
+        if args.gpu_spec:
+            add_gpu_file(args.gpu_spec)
+        gpu = specs.gpu(args.gpu.lower() if args.gpu.lower() in specs.gpu_ids() else args.gpu).id
         model = resolve_model(args.model)
         a = serving(args)
         rho = default_rho() if args.rho is None else args.rho
@@ -360,7 +385,7 @@ def main(argv: list[str] | None = None) -> int:
         if not placements(model, a):
             cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
                       f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")
-        r = report(model, args.gpu, a, work)
+        r = report(model, gpu, a, work)
     except ParameterError as e:
         cli.error(flag_message(e))
     print(json.dumps(r, indent=1) if args.format == "json" else table(r))
