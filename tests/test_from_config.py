@@ -99,6 +99,9 @@ def test_family_groups():
         ("window", 39, {"window": 128, "entry_dim": 8 * 320, "rope_dim": 0})]
     assert _groups("zai-org--GLM-5") == [("mla", 78, {"kv_lora_rank": 512, "rope_dim": 64}),
                                          ("indexer", 78, {"ratio": 1, "index_dim": 128})]
+    assert _groups("meta-llama--Llama-4-Scout-17B-16E-Instruct") == [          # 3 of 4 layers chunked
+        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0}),
+        ("mha", 12, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
     assert _groups("Qwen--Qwen3.5-35B-A3B") == [
         ("kda", 30, {"heads": 16, "head_dim_k": 128, "head_dim_v": 128, "conv_kernel": 4, "value_heads": 32}),
         ("mha", 10, {"kv_heads": 2, "head_dim_k": 256, "head_dim_v": 256})]
@@ -128,7 +131,7 @@ def _small(name, layers):
     text.pop("quantization_config", None)        # counts do not depend on the storage format
     c.pop("quantization_config", None)
     text["num_hidden_layers"] = layers
-    for key in ("layer_types", "hybrid_layer_pattern", "moe_layer_freq"):
+    for key in ("layer_types", "hybrid_layer_pattern", "moe_layer_freq", "no_rope_layers"):
         if key in text:
             text[key] = text[key][:layers]
     return c
@@ -157,6 +160,8 @@ ORACLE = [
     ("Qwen--Qwen3.5-27B", 4, 0, ""),
     ("google--gemma-4-26B-A4B", 6, 0, ""),
     ("nvidia--Gemma-4-31B-IT-NVFP4", 6, 0, ""),
+    ("meta-llama--Llama-4-Scout-17B-16E-Instruct", 4, 0, ""),
+    ("meta-llama--Llama-4-Maverick-17B-128E-Instruct", 4, 0, ""),
     ("XiaomiMiMo--MiMo-V2-Flash", 2, -256, "the MoE layer's selection bias: a buffer in transformers"),
 ]
 

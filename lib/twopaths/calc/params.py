@@ -326,6 +326,28 @@ def _mimo_v2(spec: ModelSpec) -> list[Component]:
         Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
 
 
+def _llama4(spec: ModelSpec) -> list[Component]:
+    """Llama 4: GQA attention (its q/k norm has no weight); MoE layers (``moe_layers``, by default every
+    ``interleave_moe_layer_step``-th) with routed experts and one shared expert of ``intermediate_size``,
+    dense SwiGLU layers of ``intermediate_size_mlp`` between them."""
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    hd, kvh = c.get("head_dim") or d // heads, c["num_key_value_heads"]
+    step = c.get("interleave_moe_layer_step", 1)
+    moe = len(c.get("moe_layers") or range(step - 1, L, step))
+    E, k, expert = c["num_local_experts"], c["num_experts_per_tok"], swiglu(d, c["intermediate_size"])
+    attn = L * (2 * d * heads * hd + 2 * d * kvh * hd)
+    dense = (L - moe) * swiglu(d, c["intermediate_size_mlp"])
+    norms = L * 2 * d + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * E * d, moe * E * d, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * expert, moe * expert, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def gated_deltanet(c: dict) -> tuple[int, int]:
     """One Gated DeltaNet layer (Qwen3-Next, Qwen3.5): q, k (key heads) and v, z (value heads) from
     d; beta and a (one per value head); the depthwise conv over q, k, v; A_log and dt_bias; o."""
@@ -371,7 +393,8 @@ def _mtp(c: dict, layer_params: int) -> Component:
 
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
-            "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2}
+            "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
+            "llama4": _llama4}
 
 
 # ---- what attention tensor parallelism cannot split ----

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from numbers import Integral
 from pathlib import Path
 
@@ -60,6 +60,7 @@ class Family:
     needs: tuple[str, ...]                      # keys every config of the family must give
     groups: Callable[[dict], list[CacheGroup]]
     kv_side: dict                               # fp8_layout / indexer_format defaults (calc/kv.py)
+    defaults: dict = field(default_factory=dict)   # what the family's transformers config class assumes
 
 
 class Reader:
@@ -163,6 +164,22 @@ def mimo_v2_groups(c: dict) -> list[CacheGroup]:
             + _group("window", pattern.count(1), **_sliding(r, swa, r.dim("sliding_window"))))
 
 
+def llama4_groups(c: dict) -> list[CacheGroup]:
+    """Llama 4: the rope layers (``no_rope_layers`` 1, by default three of every four) attend within
+    chunks of ``attention_chunk_size`` tokens, so a request holds at most one chunk there, counted
+    whole (a window of the chunk size); the NoPE layers attend to everything, as full GQA."""
+    r = Reader(c, "llama4")
+    L = r.dim("num_hidden_layers")
+    every = r.dim("no_rope_layer_interval", 4)
+    rope = c.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(L)]
+    if len(rope) < L:
+        raise ParameterError("no_rope_layers", rope, f"a list with one entry per layer ({L})")
+    chunked = sum(rope[:L]) if c.get("attention_chunk_size") else 0
+    kv = _kv(r)
+    return (_group("window", chunked, **_sliding(r, kv, r.dim("attention_chunk_size", 1)))
+            + _group("mha", L - chunked, **kv))
+
+
 def _mla(r: Reader, layers: int) -> list[CacheGroup]:
     return _group("mla", layers, kv_lora_rank=r.dim("kv_lora_rank"), rope_dim=r.dim("qk_rope_head_dim"))
 
@@ -244,6 +261,8 @@ FAMILIES = (
     Family("gemma", ("gemma2", "gemma3_text", "gemma4_text"), BASE + ("layer_types", "sliding_window"),
            gemma_groups, {}),
     Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, {}),
+    Family("llama4", ("llama4_text",), BASE + ("intermediate_size", "intermediate_size_mlp", "num_local_experts"),
+           llama4_groups, {}, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
     Family("mla", ("deepseek_v3", "kimi_k2"), MLA_KEYS, mla_groups, {}),
     Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS),
     Family("deepseek_v4", ("deepseek_v4",), BASE + ("compress_ratios", "head_dim", "sliding_window"),
@@ -324,6 +343,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     """
     c = load(path_or_dict)
     family = family_of(c)
+    c = {**family.defaults, **c}
     r = Reader(c, family.name)
     for key in family.needs:
         r(key)
