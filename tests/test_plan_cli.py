@@ -41,6 +41,13 @@ def run(capsys, *argv):
     return status, out.out, out.err
 
 
+def written(path: Path, text: str | None) -> str:
+    """``path`` holding ``text`` (None: left missing), as a command-line argument."""
+    if text is not None:
+        path.write_text(text)
+    return str(path)
+
+
 def as_json(capsys, *argv) -> dict:
     status, out, _ = run(capsys, *argv, "--format", "json")
     assert status == 0
@@ -249,10 +256,7 @@ def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
     ('{"model_type": "mamba"}', "model_type: got 'mamba'"),
 ])
 def test_bad_config_files_name_model(capsys, tmp_path, text, allowed):
-    path = tmp_path / "config.json"
-    if text is not None:
-        path.write_text(text)
-    status, out, err = run(capsys, str(path))
+    status, out, err = run(capsys, written(tmp_path / "config.json", text))
     last = err.strip().splitlines()[-1]
     assert status == 2 and out == "" and last.startswith("python -m twopaths.plan: error: MODEL")
     assert allowed in last
@@ -361,8 +365,5 @@ def test_gpu_spec_file_adds_accelerators(capsys, tmp_path):
     ('{"x": 5}', "--gpu-spec gpu_specs.x: got 5"),
 ])
 def test_bad_gpu_spec_file_names_the_flag(capsys, tmp_path, text, allowed):
-    path = tmp_path / "gpus.json"
-    if text is not None:
-        path.write_text(text)
-    status, out, err = run(capsys, "kimi-k3", "--gpu-spec", str(path), "--gpu", "x")
+    status, out, err = run(capsys, "kimi-k3", "--gpu-spec", written(tmp_path / "gpus.json", text), "--gpu", "x")
     assert status == 2 and out == "" and allowed in err.strip().splitlines()[-1]
