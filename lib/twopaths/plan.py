@@ -354,7 +354,7 @@ def table(r: dict) -> str:
     else:
         lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
-        lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} nodes, "
+        lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
                      f"{b['nodes_by_work']:,} in all")
     return "\n".join(_wrap(line) for line in lines)
 
