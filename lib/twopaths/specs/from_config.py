@@ -265,8 +265,9 @@ FAMILIES = (
            llama4_groups, {}, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
     Family("mla", ("deepseek_v3", "kimi_k2"), MLA_KEYS, mla_groups, {}),
     Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS),
-    Family("deepseek_v4", ("deepseek_v4",), BASE + ("compress_ratios", "head_dim", "sliding_window"),
-           deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}),
+    # deepseek_ref: SGLang's name for V4 in its FP8 re-release (same keys, experts in FP8, no tie key)
+    Family("deepseek_v4", ("deepseek_v4", "deepseek_ref"), BASE + ("compress_ratios", "head_dim", "sliding_window"),
+           deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}, {"tie_word_embeddings": False}),
     Family("kimi_linear", ("kimi_linear",), MLA_KEYS + ("linear_attn_config.num_heads",), kimi_linear_groups, {}),
     Family("gated_deltanet", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"),
            BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, {}),
