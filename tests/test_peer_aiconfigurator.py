@@ -118,7 +118,7 @@ def other_weights_under_aic_conventions(spec):
     other = sum(v for g, v in b.items() if g != "routed_experts") - b["norms"] - b.get("residual", 0) * (family == "kimi_linear")
     experts, moe_layers = weights.moe_shape(counts, spec)
     other -= 2 * experts * moe_layers                        # router selection bias: not counted
-    if fmts["attention"] == "fp8":                           # FP8 block scales: not counted
+    if "fp8" in fmts.values():                               # FP8 block scales: not counted
         fp8_params = sum(n for g, n in counts.by_group().items() if fmts[g] == "fp8" and g != "routed_experts")
         other -= weights.WEIGHT_FORMATS["fp8"].bytes(fp8_params) - fp8_params
     if family == "deepseek_v4":
