@@ -22,7 +22,7 @@ HEADLINE = ["--gpu", "h200", "--context", "500000", "--concurrency", "10000", "-
 
 @pytest.fixture(autouse=True)
 def registry_untouched():
-    """Models and GPUs a test adds (add_config, add_gpu) leave with it: other test modules count
+    """Models and GPUs a test adds (specs.add_model, add_gpu) leave with it: other test modules count
     the registry's entries."""
     models, gpus = set(specs._model_files()), set(specs._gpus())
     yield
@@ -210,7 +210,7 @@ def test_a_config_file_plans_as_its_registry_model(capsys):
 def test_corpus_configs_get_the_librarys_plan(capsys, name, family):
     status, out, err = run(capsys, corpus(name), *HEADLINE, "--format", "json")
     r = json.loads(out)
-    model = cli.add_config(corpus(name))       # the same id again: accepted, nothing changes
+    model = specs.add_model(corpus(name))      # the same id again: accepted, nothing changes
     assert model == r["model"] == name and specs.model(model).raw["family"] == family
     a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
     assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(specs.model(model), "bf16", "bf16")
@@ -267,7 +267,7 @@ def test_a_config_may_not_take_a_registry_models_id(capsys, tmp_path):
     other = json.loads(Path(corpus("deepseek-ai--DeepSeek-R1")).read_text())
     (tmp_path / "kimi-k3" / "config.json").write_text(json.dumps(other))
     status, _, err = run(capsys, str(tmp_path / "kimi-k3" / "config.json"))
-    assert status == 2 and "model: got 'kimi-k3'" in err and "not already a registry model's" in err
+    assert status == 2 and "model: got 'kimi-k3'" in err and "no registry model or other config" in err
     assert specs.model("kimi-k3").raw["family"] == "kimi_linear"       # the registry's K3 untouched
 
 

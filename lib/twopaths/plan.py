@@ -6,7 +6,7 @@ the fewest nodes, decode plus prefill. Every figure comes from the calculators t
 chapters use (``calc.kv``, ``calc.placement``, ``calc.fleet``) under the book's serving assumptions
 (``specs.serving``), changed only by the flags; the one thing decided here is which cache groups
 have stopped growing (the fixed state). MODEL is a registry id or a config.json, which
-``add_config`` reads through ``specs.from_config`` and plans under its file's name.
+``specs.add_model`` reads through ``specs.from_config`` and registers under its file's name.
 
 ``report(model, gpu, a, work)`` returns the figures as a dict (the ``--format json`` output);
 ``table(report)`` the same as text that fits 100 columns; ``main(argv)`` is the command.
@@ -118,34 +118,6 @@ def add_gpu_file(path: str) -> list[str]:
     return [add_gpu(gid, fields) for gid, fields in data.items()]
 
 
-def config_id(path: str) -> str:
-    """The id a config file's model is planned under: its folder's name for a ``config.json``,
-    else the file's stem without ``_config`` (the corpus's ``Org--Model_config.json``)."""
-    p = Path(path)
-    if p.name == "config.json":
-        return p.resolve().parent.name or "config"
-    return p.stem.removesuffix("_config") or p.stem
-
-
-def add_config(path: str) -> str:
-    """Make a config.json's model plannable and return its id. The calculators look models up by
-    registry id, so the model joins the registry's loaded table (in this process only) as a
-    registry model does: its config, read back by ``specs.from_config`` each time, and its counts.
-    Stopgap: specs has no public way to add a model yet; this belongs there (``specs.add_model``)."""
-    spec = specs.from_config(path)            # a bad file or key is a ParameterError naming it
-    mid, table = config_id(path), specs._model_files()
-    entry = {"id": mid, "name": spec.config.get("_name_or_path") or mid,
-             "source": f"{path} ({spec.raw['family']} family, read by specs.from_config)",
-             "config": spec.config, "params": {"total": spec.params_total, "active": spec.params_active}}
-    if mid in table:          # the same config again is that model; another one may not take its id
-        if table[mid]["config"] != entry["config"]:
-            raise ParameterError("model", mid, "a config whose id (its file or folder name) is not already "
-                                 "a registry model's or another config's")
-        return mid
-    table[mid] = entry
-    return mid
-
-
 def corpus_path(name: str) -> Path | None:
     """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it is installed
     and holds one (found without importing the package)."""
@@ -157,8 +129,8 @@ def corpus_path(name: str) -> Path | None:
 
 
 def resolve_model(arg: str, name: str = "MODEL") -> str:
-    """The id a model argument names: a registry id, a path ending .json (``add_config``), or a
-    name in AIConfigurator's corpus. Anything else, or a bad config file (missing, not JSON, not a
+    """The id a model argument names: a registry id, or a config (a path ending .json or a name in
+    AIConfigurator's corpus) added to the registry for this process by ``specs.add_model``. Anything else, or a bad config file (missing, not JSON, not a
     config, a key its family lacks), is a ``ParameterError`` named ``name``."""
     ids = specs.model_ids(include_reference=True)
     if not isinstance(arg, (str, Path)):
@@ -170,7 +142,7 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         raise ParameterError(name, arg, "a registry id (" + ", ".join(ids) + "), a path to a config.json, "
                              "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
     try:
-        return add_config(str(path))
+        return specs.add_model(str(path))
     except ParameterError as e:
         if e.name == "config":                # the file itself: missing, unreadable, not JSON
             raise ParameterError(name, arg, e.allowed) from None
@@ -196,8 +168,8 @@ def add_gpu(gpu_id: str, fields: Mapping) -> str:
     """Make an accelerator the registry lacks usable by id: ``fields`` gives ``GPU_FIELDS`` (bytes,
     bytes/s, dense FLOP/s, per-direction link bytes/s), optionally ``name``, ``source`` and
     ``device_bytes`` (what the driver exposes; the nominal ``hbm_bytes`` stands in without it).
-    Each field is checked, named ``gpu_specs.<id>.<field>``. Like ``add_config``, a stopgap in this
-    process only, until specs has a public way to add one."""
+    Each field is checked, named ``gpu_specs.<id>.<field>``. For this process only, and a stopgap:
+    specs has ``add_model`` but no public way yet to add a GPU, so this writes its loaded table."""
     where = f"gpu_specs.{gpu_id}"
     if not isinstance(gpu_id, str) or not gpu_id:
         raise ParameterError("gpu_specs", gpu_id, "GPU ids that are non-empty strings")
