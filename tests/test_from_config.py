@@ -87,7 +87,8 @@ def _groups(name):
 
 
 def test_family_groups():
-    assert _groups("mistralai--Mixtral-8x7B-v0.1") == [("mha", 32, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
+    assert _groups("mistralai--Mixtral-8x7B-v0.1") == [
+        ("mha", 32, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
     sliding = {"window": 128, "entry_dim": 8 * 128, "rope_dim": 0}         # 8 KV heads x (K 64 + V 64)
     assert _groups("openai--gpt-oss-20b") == [("mha", 12, {"kv_heads": 8, "head_dim_k": 64, "head_dim_v": 64}),
                                              ("window", 12, sliding)]
@@ -182,22 +183,17 @@ def test_unknown_model_type_names_the_key():
     assert err.name == "model_type" and "llama" in err.allowed
 
 
-def test_a_missing_key_names_the_key_and_the_family():
-    c = json.loads((corpus() / "deepseek-ai--DeepSeek-V3_config.json").read_text())
-    del c["kv_lora_rank"]
-    err = pytest.raises(ParameterError, specs.from_config, c).value
-    assert err.name == "kv_lora_rank" and "mla family" in err.allowed
-    c = json.loads((corpus() / "Qwen--Qwen3.5-35B-A3B_config.json").read_text())
-    del c["text_config"]["linear_num_value_heads"]
-    err = pytest.raises(ParameterError, specs.from_config, c).value
-    assert err.name == "linear_num_value_heads" and "gated_deltanet" in err.allowed
+MISSING = [("deepseek-ai--DeepSeek-V3", "kv_lora_rank", "mla"),                 # a cache dimension
+           ("Qwen--Qwen3.5-35B-A3B", "linear_num_value_heads", "gated_deltanet"),   # nested in text_config
+           ("meta-llama--Meta-Llama-3.1-8B", "intermediate_size", "gqa")]           # only the counter reads it
 
 
-def test_a_key_only_the_counter_reads_is_named_too():
-    c = json.loads((corpus() / "meta-llama--Meta-Llama-3.1-8B_config.json").read_text())
-    del c["intermediate_size"]
+@pytest.mark.parametrize("name,key,family", MISSING)
+def test_a_missing_key_names_the_key_and_the_family(name, key, family):
+    c = json.loads((corpus() / f"{name}_config.json").read_text())
+    del c.get("text_config", c)[key]
     err = pytest.raises(ParameterError, specs.from_config, c).value
-    assert err.name == "intermediate_size" and "gqa family" in err.allowed
+    assert err.name == key and f"{family} family" in err.allowed
 
 
 @pytest.mark.parametrize("key,value", [("num_key_value_heads", 0), ("head_dim", -128), ("num_hidden_layers", 0),

@@ -50,7 +50,8 @@ UNREADABLE = {
                           "nvidia--Gemma-4-26B-A4B-NVFP4", "nvidia--Gemma-4-31B-IT-NVFP4", "nvidia--Kimi-K2.5-NVFP4",
                           "nvidia--Kimi-K2.6-NVFP4", "nvidia--Kimi-K2.7-Code-NVFP4", "nvidia--MiniMax-M2.5-NVFP4",
                           "nvidia--MiniMax-M2.7-NVFP4", "nvidia--Qwen3.5-122B-A10B-NVFP4",
-                          "nvidia--Qwen3.5-397B-A17B-NVFP4", "nvidia--Qwen3.6-27B-NVFP4", "nvidia--Qwen3.6-35B-A3B-NVFP4")},
+                          "nvidia--Qwen3.5-397B-A17B-NVFP4", "nvidia--Qwen3.6-27B-NVFP4",
+                          "nvidia--Qwen3.6-35B-A3B-NVFP4")},
 }
 READ = [n for n in NAMES if n not in UNREADABLE]
 

@@ -352,8 +352,8 @@ def gated_deltanet(c: dict) -> tuple[int, int]:
     """One Gated DeltaNet layer (Qwen3-Next, Qwen3.5): q, k (key heads) and v, z (value heads) from
     d; beta and a (one per value head); the depthwise conv over q, k, v; A_log and dt_bias; o."""
     d, K = c["hidden_size"], c["linear_conv_kernel_dim"]
-    qk, v = c["linear_num_key_heads"] * c["linear_key_head_dim"], c["linear_num_value_heads"] * c["linear_value_head_dim"]
-    nv = c["linear_num_value_heads"]
+    qk, nv = c["linear_num_key_heads"] * c["linear_key_head_dim"], c["linear_num_value_heads"]
+    v = nv * c["linear_value_head_dim"]
     w = d * (2 * qk + 2 * v) + d * 2 * nv + (2 * qk + v) * K + 2 * nv + v * d
     return w, c["linear_value_head_dim"]      # the gated RMSNorm's weight is shared across heads
 

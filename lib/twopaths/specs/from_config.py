@@ -113,8 +113,9 @@ def _sliding(r: Reader, kv: dict, window: int) -> dict:
 
 
 def gqa_groups(c: dict) -> list[CacheGroup]:
-    """MHA / GQA / MQA, with sliding-window layers where ``layer_types`` says so (gpt-oss, Gemma
-    2/3, Qwen 2/3 with ``use_sliding_window``) or where every layer slides (Mistral's sliding_window)."""
+    """MHA / GQA / MQA, with sliding-window layers where ``layer_types`` says so (gpt-oss), from
+    ``max_window_layers`` on (Qwen 2/3 with ``use_sliding_window``) or everywhere (Mistral's
+    ``sliding_window``)."""
     r = Reader(c, family_of(c).name)
     L, kv = r.dim("num_hidden_layers"), _kv(r)
     if "layer_types" in c:
