@@ -142,7 +142,7 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         raise ParameterError(name, arg, "a registry id (" + ", ".join(ids) + "), a path to a config.json, "
                              "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
     try:
-        return specs.add_model(str(path))
+        return specs.add_model(str(Path(path).resolve()))   # resolved: ./config.json is named by its folder
     except ParameterError as e:
         if e.name == "config":                # the file itself: missing, unreadable, not JSON
             raise ParameterError(name, arg, e.allowed) from None
