@@ -176,6 +176,19 @@ def test_counter_equals_transformers_modules(name, layers, extra, why):
     assert hf_total - ours.total == extra, why
 
 
+def test_qwen3_next_from_transformers_defaults():
+    """No corpus file holds Qwen3-Next: transformers' own default config (cut to 4 layers, a dict
+    with int keys in id2label) reads as three Gated DeltaNet layers and one gated attention layer,
+    and counts what its modules hold."""
+    import transformers
+    cfg = transformers.Qwen3NextConfig(num_hidden_layers=4, vocab_size=1000)
+    spec = specs.from_config(cfg.to_dict())
+    assert [(g.kind, g.layers) for g in spec.attention] == [("kda", 3), ("mha", 1)]
+    with torch.device("meta"):
+        hf = sum(p.numel() for p in transformers.AutoModelForCausalLM.from_config(cfg).parameters())
+    assert params.param_counts(spec).total == hf
+
+
 # ---- bad input ---------------------------------------------------------------------------------
 
 def test_unknown_model_type_names_the_key():

@@ -49,7 +49,7 @@ def flatten(d: Mapping, prefix: str = "") -> dict:
         if isinstance(v, Mapping) and v:
             out.update(flatten(v, f"{prefix}{k}."))
         else:
-            out[prefix + k] = v
+            out[f"{prefix}{k}"] = v             # a dict made in Python may have int keys (id2label)
     return out
 
 
