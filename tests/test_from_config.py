@@ -189,6 +189,31 @@ def test_qwen3_next_from_transformers_defaults():
     assert params.param_counts(spec).total == hf
 
 
+KIMI_LINEAR = {   # Kimi Linear's shape (q_lora_rank null, no LatentMoE, no AttnRes, low-rank KDA gate), small
+    "model_type": "kimi_linear", "num_hidden_layers": 4, "hidden_size": 256, "vocab_size": 1000,
+    "num_attention_heads": 4, "num_key_value_heads": 4, "kv_lora_rank": 64, "q_lora_rank": None,
+    "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32, "mla_use_nope": True,
+    "intermediate_size": 512, "moe_intermediate_size": 64, "num_experts": 8, "num_experts_per_token": 2,
+    "num_shared_experts": 1, "first_k_dense_replace": 1, "tie_word_embeddings": False,
+    "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+    "linear_attn_config": {"num_heads": 4, "head_dim": 32, "short_conv_kernel_size": 4,
+                           "kda_layers": [1, 2, 4], "full_attn_layers": [3]}}
+
+
+def test_kimi_linear_as_transformers_builds_it():
+    """No corpus file holds Kimi Linear: a config of its shape reads as three KDA layers and one MLA
+    layer and counts what transformers' KimiLinear modules hold, but for the routers' selection bias
+    (a buffer there)."""
+    import transformers
+    spec = specs.from_config(KIMI_LINEAR)
+    assert [(g.kind, g.layers) for g in spec.attention] == [("kda", 3), ("mla", 1)]
+    kwargs = {k: v for k, v in KIMI_LINEAR.items() if k != "model_type"}
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(transformers.KimiLinearConfig(**kwargs))
+    hf = sum(p.numel() for p in model.parameters())
+    assert params.param_counts(spec).total - hf == 3 * 8                 # 3 MoE layers x 8 experts
+
+
 # ---- bad input ---------------------------------------------------------------------------------
 
 def test_unknown_model_type_names_the_key():

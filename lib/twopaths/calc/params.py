@@ -71,13 +71,15 @@ def swiglu(d: int, inter: int) -> int:
 
 
 def mla(c: dict, heads: int, output_gate: bool = False) -> tuple[int, int]:
-    """(weights, norm weights) of one MLA layer: q_a, q_b, kv_a (latent + rope), kv_b, o [, gate]."""
-    d, ql, kvl = c["hidden_size"], c["q_lora_rank"], c["kv_lora_rank"]
+    """(weights, norm weights) of one MLA layer: q_a, q_b (or one full-rank q where ``q_lora_rank`` is
+    null, as in Kimi Linear), kv_a (latent + rope), kv_b, o [, gate]."""
+    d, ql, kvl = c["hidden_size"], c.get("q_lora_rank"), c["kv_lora_rank"]
     nope, rope, v = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
-    w = d * ql + ql * heads * (nope + rope) + d * (kvl + rope) + kvl * heads * (nope + v) + heads * v * d
+    q = d * ql + ql * heads * (nope + rope) if ql else d * heads * (nope + rope)
+    w = q + d * (kvl + rope) + kvl * heads * (nope + v) + heads * v * d
     if output_gate:             # K3's Gated MLA: a full-rank sigmoid gate on the heads' output
         w += d * heads * v
-    return w, ql + kvl
+    return w, (ql or 0) + kvl
 
 
 def dsa_indexer(c: dict) -> tuple[int, int]:
@@ -87,12 +89,14 @@ def dsa_indexer(c: dict) -> tuple[int, int]:
 
 
 def kda(c: dict) -> tuple[int, int]:
-    """One KDA layer as AIConfigurator and fla read K3's config (use_full_rank_gate: the output gate
-    is full rank): q, k, v and output gate (d -> H*K each), the forget gate's low-rank pair
-    (d -> K -> H*K), beta (d -> H), depthwise short convs on q, k, v, A_log (H), dt_bias (H*K), o."""
+    """One KDA layer as AIConfigurator and fla read it: q, k, v (d -> H*K each), the output gate (full
+    rank d -> H*K where ``use_full_rank_gate``, as K3's; else a low-rank pair d -> K -> H*K, as Kimi
+    Linear's), the forget gate's low-rank pair, beta (d -> H), depthwise short convs on q, k, v,
+    A_log (H), dt_bias (H*K), o."""
     d, h, k = c["hidden_size"], c["linear_attn_config.num_heads"], c["linear_attn_config.head_dim"]
     p, conv = h * k, c["linear_attn_config.short_conv_kernel_size"]
-    w = 4 * d * p + (d * k + k * p) + d * h + 3 * p * conv + h + p + p * d
+    gate = d * p if c.get("linear_attn_config.use_full_rank_gate") else d * k + k * p
+    w = 3 * d * p + gate + (d * k + k * p) + d * h + 3 * p * conv + h + p + p * d
     return w, k                 # the gated RMSNorm's weight is shared across heads
 
 
@@ -191,14 +195,16 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
     dense = c["first_k_dense_replace"]
     moe = L - dense
     E, k, shared = c["num_experts"], c["num_experts_per_token"], c["num_shared_experts"]
-    latent = c["routed_expert_hidden_size"]
+    # K3's LatentMoE and AttnRes; Kimi Linear has neither (its experts are full width)
+    latent = c.get("routed_expert_hidden_size") or d
+    proj = 2 * d * latent if "routed_expert_hidden_size" in c else 0
     expert = swiglu(latent, c["moe_intermediate_size"])             # routed experts live in the latent
     shared_expert = swiglu(d, c["moe_intermediate_size"])            # shared experts stay full width
     kda_w, kda_n = kda(c)
-    mla_w, mla_n = mla(c, heads, output_gate=c["mla_use_output_gate"])
+    mla_w, mla_n = mla(c, heads, output_gate=c.get("mla_use_output_gate", False))
     # AttnRes: a zero-initialised pseudo-query (d) and an RMSNorm (d) per sublayer, plus the final one.
-    attnres = (2 * L + 1) * 2 * d
-    norms = n_kda * kda_n + n_mla * mla_n + L * 2 * d + d + (moe * latent if c["latent_moe_use_norm"] else 0)
+    attnres = (2 * L + 1) * 2 * d if c.get("attn_res_block_size") else 0
+    norms = n_kda * kda_n + n_mla * mla_n + L * 2 * d + d + (moe * latent if c.get("latent_moe_use_norm") else 0)
     comps = _embedding_and_head(c)
     comps += [
         Component("KDA attention", "attention", n_kda * kda_w, n_kda * kda_w, n_kda),
@@ -206,7 +212,7 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
         Component("dense FFN", "dense_ffn", dense * swiglu(d, c["intermediate_size"]),
                   dense * swiglu(d, c["intermediate_size"]), dense),
         Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
-        Component("latent projections", "latent_proj", moe * 2 * d * latent, moe * 2 * d * latent, moe),
+        Component("latent projections", "latent_proj", moe * proj, moe * proj, moe),
         Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
         Component("shared experts", "shared_experts", moe * shared * shared_expert,
                   moe * shared * shared_expert, moe),
@@ -419,10 +425,10 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}
     d, family = c["hidden_size"], spec.raw["family"]
     if family in ("mla", "mla+dsa"):
-        per_layer = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+        per_layer = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = c["num_hidden_layers"] * (per_layer + (d * c["index_head_dim"] if "index_n_heads" in c else 0))
     elif family == "kimi_linear":
-        mla_down = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+        mla_down = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = (len(c["linear_attn_config.full_attn_layers"]) * mla_down
                      + len(c["linear_attn_config.kda_layers"]) * d * c["linear_attn_config.head_dim"])
     elif family == "deepseek_v4":

@@ -254,7 +254,7 @@ def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
 # so served in FP8 its MLA cache is assumed to take the layout DeepSeek's MLA uses.
 DSA_KEYS = {"indexer_format": "fp8-indexer"}
 BASE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
-MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "q_lora_rank", "qk_nope_head_dim", "v_head_dim")
+MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")   # q_lora_rank may be null
 
 FAMILIES = (
     Family("gqa", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_vl_text",
