@@ -63,7 +63,7 @@ from ..specs.from_config import Reader, _kv
 from . import kv
 from .params import param_counts
 
-GDN_CHUNK = 64      # fla's chunk_gated_delta_rule default, the kernel SGLang and vLLM run
+GDN_CHUNK = 64      # chunk_size of fla's chunk_gated_delta_rule (its default, and the only size its fused path takes)
 
 
 @dataclass(frozen=True)
@@ -108,18 +108,20 @@ class AttentionLayers:
 
 def _deepseek(spec: ModelSpec) -> list[AttentionLayers]:
     """MLA (DeepSeek V3, Kimi K2), DSA (V3.2, GLM-5), V4's window, CSA and HCA, K3's MLA and KDA."""
-    c = spec.config
+    c, family = spec.config, spec.raw["family"]
     heads, rope = c.get("num_attention_heads"), c.get("qk_rope_head_dim")
-    index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0), index_dim=c.get("index_head_dim", 0))
-    unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0), prefill_value_dim=c.get("v_head_dim", 0))
-    family = spec.raw["family"]
+    index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0),
+                 index_dim=c.get("index_head_dim", 0))
+    unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0),
+                      prefill_value_dim=c.get("v_head_dim", 0))
     if family in ("mla", "mla+dsa"):
-        latent = c["kv_lora_rank"]
-        if family == "mla+dsa":
+        latent, kind = c["kv_lora_rank"], "dsa" if family == "mla+dsa" else "mla"
+        if kind == "dsa":           # the indexer's keys: every one named when a config lacks it
             r = Reader(c, family)
-            index = dict(topk=r.dim("index_topk"), index_heads=r.dim("index_n_heads"), index_dim=r.dim("index_head_dim"))
-        kind = "dsa" if family == "mla+dsa" else "mla"
-        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope, **index, **unabsorbed)]
+            index = dict(topk=r.dim("index_topk"), index_heads=r.dim("index_n_heads"),
+                         index_dim=r.dim("index_head_dim"))
+        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope,
+                                **index, **unabsorbed)]
     if family == "kimi_linear":
         latent, mla_layers = c["kv_lora_rank"], len(c["linear_attn_config.full_attn_layers"])
         d = c["linear_attn_config.head_dim"]
@@ -153,8 +155,8 @@ def _softmax_and_delta(spec: ModelSpec) -> list[AttentionLayers]:
     token at position T sees), a Gated DeltaNet ``kda`` group keeps a state per value head."""
     c, family = spec.config, spec.raw["family"]
     if c.get("num_kv_shared_layers"):     # those layers attend but hold no cache group of their own
-        raise ParameterError("num_kv_shared_layers", c["num_kv_shared_layers"],
-                             f"0 for {spec.id} (attention FLOPs of Gemma's KV-shared layers are not counted)")
+        raise ParameterError("model", spec.id, "a model whose every layer holds its own cache (its "
+                             f"num_kv_shared_layers, {c['num_kv_shared_layers']}, attend on another's)")
     heads = Reader(c, family).dim("num_attention_heads")
     out = []
     for g in spec.attention:
