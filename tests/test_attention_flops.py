@@ -1,10 +1,18 @@
 """Attention FLOPs and bytes per decoded token: the formulas on the public configs, the entry counts
-against what the toy layers let a query see, and bad input."""
+against what the toy layers let a query see, GQA, sliding and Gated DeltaNet layers by hand and
+against torch's FLOP counter, and bad input."""
+
+import importlib.util
+from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
+from hypothesis import given, strategies as st
+from torch.utils.flop_counter import FlopCounterMode
 
-from twopaths.calc import attention_flops as af
+from twopaths import specs
+from twopaths.calc import attention_flops as af, kv
 from twopaths.layers.csa_hca import CSA, HCA
 from twopaths.layers.dsa import DSA
 from twopaths.layers.window import WindowAttention, window_mask
@@ -67,8 +75,14 @@ def test_entry_counts_are_what_the_toy_layers_attend(T):
 
 
 def test_bad_input(raises_param):
-    raises_param("model", af.attention_layers, "qwen-2.5-72b")
+    unknown = replace(specs.model("qwen-2.5-72b"), raw={**specs.model("qwen-2.5-72b").raw, "family": "nemotron_h"})
+    raises_param("model", af.attention_layers, unknown)
+    with pytest.raises(ValueError, match="qwen-2.5-72b is of the 'nemotron_h' family"):
+        af.attention_layers(unknown)
     raises_param("tokens", af.attention_flops, "deepseek-v3.2", -1)
+    # Gemma's KV-shared layers attend on another layer's cache, so its groups do not list them
+    with pytest.raises(ValueError, match="model: got 'tiny-gemma'.*num_kv_shared_layers, 1"):
+        af.attention_layers(specs.from_config({**GEMMA, "num_kv_shared_layers": 1}, id="tiny-gemma"))
 
 
 def test_k3_counts_its_mla_layers_and_a_fixed_kda_cost():
@@ -87,3 +101,136 @@ def test_prefill_form_changes_only_mla():
     """V4's layers share one K=V head: no un-absorbed form, so prefill costs what decode does."""
     assert af.attention_flops("deepseek-v4-pro", 65_536, prefill=True) == af.attention_flops("deepseek-v4-pro", 65_536)
     assert af.attention_flops("deepseek-v3", 4096, prefill=True) < af.attention_flops("deepseek-v3", 4096)
+
+
+# Small configs whose every count can be checked by hand: 8 query heads on 2 K/V heads of 32.
+GQA = {"model_type": "llama", "num_hidden_layers": 2, "hidden_size": 256, "num_attention_heads": 8,
+       "tie_word_embeddings": False,
+       "num_key_value_heads": 2, "head_dim": 32, "vocab_size": 1000, "intermediate_size": 512}
+# Qwen3 sliding from layer max_window_layers on: layer 0 full, layers 1 and 2 keep 16 tokens.
+SLIDING = {**GQA, "model_type": "qwen3", "num_hidden_layers": 3, "use_sliding_window": True,
+           "max_window_layers": 1, "sliding_window": 16}
+GEMMA = {**GQA, "model_type": "gemma3_text", "sliding_window": 16,
+         "layer_types": ["sliding_attention", "full_attention"]}
+
+
+@pytest.mark.parametrize("T", [1, 16, 17, 5_000])
+def test_gqa_and_sliding_by_hand(T):
+    """Each of the 8 query heads takes q.k (32) and p.v (32) over every attended token: 2 x 8 x 64 =
+    1,024 FLOPs a token and layer; the sliding layers stop at their 16 tokens. MHA-style layers have
+    no un-absorbed form, so prefill costs what decode does."""
+    gqa, sliding = specs.from_config(GQA, id="tiny-gqa"), specs.from_config(SLIDING, id="tiny-swa")
+    assert af.attention_flops(gqa, T) == af.attention_flops(gqa, T, prefill=True) == 2 * 1024 * T
+    assert af.attention_flops(sliding, T) == 1024 * T + 2 * 1024 * min(T, 16)
+    assert [(g.kind, g.layers, g.window) for g in af.attention_layers(sliding)] == [("gqa", 1, 0), ("window", 2, 16)]
+    # a GQA token reads the whole cache a request holds (2 heads x (32 + 32) x 2 B an entry)
+    for spec in (gqa, sliding):
+        assert af.bytes_read_per_token(spec, T, "bf16") == kv.request_kv_bytes(spec, T, "bf16")
+    assert af.bytes_read_per_token(gqa, T, "bf16") == 2 * T * 256
+
+
+def test_gemma_global_layers_take_their_own_dims():
+    """Gemma 4's global layers: their own head size and K/V heads (K serving as V still costs p.v)."""
+    spec = specs.from_config({**GEMMA, "global_head_dim": 64, "num_global_key_value_heads": 1,
+                              "attention_k_eq_v": True}, id="tiny-gemma4")
+    T = 1_000
+    assert af.attention_flops(spec, T) == 2 * 8 * 16 * 64 + 2 * 8 * T * 128
+
+
+@pytest.mark.parametrize("T", [1, 500, 70_000])
+def test_counts_are_what_torch_counts_for_one_query(T):
+    """torch's FLOP counter on softmax(q K^T) V for the last query of a context of T, K/V heads
+    repeated onto the query heads as GQA kernels read them."""
+    spec = specs.from_config(SLIDING, id="tiny-swa")
+    full, window = af.attention_layers(spec)
+
+    def counted(group, keys):
+        q = torch.zeros(1, group.heads, 1, group.key_dim)
+        k = torch.zeros(1, group.kv_heads, keys, group.key_dim).repeat_interleave(group.heads // group.kv_heads, 1)
+        v = torch.zeros(1, group.kv_heads, keys, group.value_dim).repeat_interleave(group.heads // group.kv_heads, 1)
+        with FlopCounterMode(display=False) as counter:
+            torch.softmax(q @ k.transpose(-1, -2), -1) @ v
+        return counter.get_total_flops()
+
+    assert af.layer_flops(full, T) == counted(full, T)
+    assert af.layer_flops(window, T) == counted(window, min(T, 16))
+
+
+def test_a_gated_deltanet_layer_by_hand():
+    """Chunks of C = 4, d_k = 4, d_v = 8, 2 value heads. Per chunk and head, multiply-adds:
+    3 C d_k d_v = 384 (W S, K^T V', Q S), C^2 (3 d_k + 2 d_v) = 448 (K K^T, T K, T V, Q K^T, A V'),
+    C (C-1) (C-2) / 6 = 4 (the triangular inverse): 836, so 1,672 FLOPs a chunk, 418 a token a
+    head, 836 a token for the layer. Decode: the three state products, 2 x 3 x 2 x 4 x 8 = 384."""
+    g = af.AttentionLayers("gdn", 1, 2, 4, 8, 0, chunk=4)
+    assert af.layer_flops(g, 10, prefill=True) == af.layer_flops(g, 10**9, prefill=True) == 836
+    assert af.layer_flops(g, 10) == 384
+    assert g.attended(10**6) == 0 and af.layer_bytes_read("qwen-2.5-72b", g, 10**6) == 0
+
+
+def _fla_reference():
+    """fla's naive.py needs only torch and einops; loaded by path, as importing fla wants triton."""
+    found = importlib.util.find_spec("fla")
+    if found is None:
+        pytest.skip("fla is not installed")
+    path = Path(found.submodule_search_locations[0]) / "ops" / "gated_delta_rule" / "naive.py"
+    spec = importlib.util.spec_from_file_location("fla_gdn_naive", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("C, dk, dv", [(4, 4, 8), (16, 8, 8), (64, 32, 16)])
+def test_gated_deltanet_products_are_fla_reference_chunk_products(C, dk, dv):
+    """fla's PyTorch reference of the chunked form (naive_chunk_gated_delta_rule) multiplies exactly
+    the products the count names, bar the triangular inverse it runs as a loop of elementwise sums."""
+    naive = _fla_reference()
+    heads, T = 2, 2 * C
+    q, k = torch.randn(1, T, heads, dk), torch.randn(1, T, heads, dk)
+    v, g, beta = torch.randn(1, T, heads, dv), -torch.rand(1, T, heads), torch.rand(1, T, heads)
+    with FlopCounterMode(display=False) as counter:
+        naive.naive_chunk_gated_delta_rule(q, k, v, g, beta, chunk_size=C)
+    layer = af.AttentionLayers("gdn", 1, heads, dk, dv, 0, chunk=C)
+    inverse = heads * 2 * C * (C - 1) * (C - 2) // 6 // C          # a token's share of the solve
+    assert T * (af.layer_flops(layer, T, prefill=True) - inverse) == counter.get_total_flops()
+
+
+def _prompt(group, T):
+    """FLOPs of a fresh causal prompt of T tokens: the token at position t sees t tokens."""
+    return sum(af.layer_flops(group, t, prefill=True) for t in range(1, T + 1))
+
+
+@given(st.integers(2, 400))
+def test_causal_prompts_grow_quadratically_in_full_layers_linearly_past_a_window(T):
+    full, window = af.attention_layers(specs.from_config(SLIDING, id="tiny-swa"))
+    per_token = af.layer_flops(full, 1)                       # 2 x 8 x 64 a token seen
+    assert _prompt(full, T) == per_token * T * (T + 1) // 2    # half the square
+    second = _prompt(full, T + 1) - 2 * _prompt(full, T) + _prompt(full, T - 1)
+    assert second == per_token > 0
+    if T > window.window:
+        assert _prompt(window, T + 1) - _prompt(window, T) == per_token * window.window
+    gdn = af.AttentionLayers("gdn", 1, 2, 4, 8, 0, chunk=4)
+    assert _prompt(gdn, T) == T * af.layer_flops(gdn, 1, prefill=True)
+
+
+def test_the_corpus_families_count_by_hand():
+    """From the corpus configs: Qwen3-235B (94 GQA layers, 64 heads of 128), Qwen3.5-397B (15 gated
+    attention layers of 32 heads of 256, 45 Gated DeltaNet layers of 64 value heads, 128 x 128),
+    MiMo-V2-Flash (9 full layers, 39 sliding ones of 128 with their own heads, K 192 and V 128),
+    GLM-5 (DSA: MLA un-absorbed in prefill, 256 + 256, over its top 2,048, 32 indexer heads of 128)
+    and Kimi K2 (MLA as V3, 64 heads)."""
+    pytest.importorskip("aiconfigurator_core")
+    from twopaths import plan as cli
+    ids = {n: specs.add_model(cli.corpus_path(n)) for n in (
+        "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B", "XiaomiMiMo--MiMo-V2-Flash", "zai-org--GLM-5",
+        "moonshotai--Kimi-K2-Instruct")}
+    T = 500_000
+    assert af.attention_flops(ids["Qwen--Qwen3-235B-A22B"], T, prefill=True) == 94 * 2 * 64 * T * 256
+    gdn = 2 * (3 * 128 * 128 + 64 * 5 * 128) + 63 * 62 // 3           # a value head, C = 64
+    assert af.attention_flops(ids["Qwen--Qwen3.5-397B-A17B"], T, prefill=True) == \
+        15 * 2 * 32 * T * 512 + 45 * 64 * gdn
+    assert af.attention_flops(ids["Qwen--Qwen3.5-397B-A17B"], T) == 15 * 2 * 32 * T * 512 + 45 * 6 * 64 * 128 * 128
+    assert af.attention_flops(ids["XiaomiMiMo--MiMo-V2-Flash"], T) == 9 * 2 * 64 * T * 320 + 39 * 2 * 64 * 128 * 320
+    assert af.attention_flops(ids["zai-org--GLM-5"], T, prefill=True) == \
+        78 * (2 * 64 * 2048 * 512 + 2 * 32 * 128 * T)
+    assert af.attention_flops(ids["zai-org--GLM-5"], T) == 78 * (2 * 64 * 2048 * 1088 + 2 * 32 * 128 * T)
+    assert af.attention_flops(ids["moonshotai--Kimi-K2-Instruct"], T) == 61 * 2 * 64 * T * 1088

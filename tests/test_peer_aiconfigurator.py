@@ -108,31 +108,32 @@ def test_routed_expert_bytes_per_gpu_equal(model_id, ep):
     assert routed == pytest.approx(_routed_unscaled(model_id, ep, moe_layers), rel=1e-12)
 
 
-def other_weights_under_aic_conventions(model_id):
-    """The book's non-expert bytes per GPU (attention DP), moved to AIConfigurator's conventions term
-    by term; each term is a row of specs/aiconfigurator.yaml."""
-    spec, counts = specs.model(model_id), params.param_counts(model_id)
-    c = spec.raw["config"]
-    fmts = weights.shipped_formats(model_id)
-    b = weights.weight_bytes(model_id)
-    other = sum(v for g, v in b.items() if g != "routed_experts") - b["norms"] - b.get("residual", 0) * (model_id == "kimi-k3")
+def other_weights_under_aic_conventions(spec):
+    """The book's non-expert bytes per GPU (attention DP) of an MLA, DSA, V4 or KDA model, moved to
+    AIConfigurator's conventions term by term; each term is a row of specs/aiconfigurator.yaml."""
+    spec = specs.model(spec) if isinstance(spec, str) else spec
+    counts, c, family = params.param_counts(spec), spec.raw["config"], spec.raw["family"]
+    fmts = weights.shipped_formats(spec)
+    b = weights.weight_bytes(spec)
+    other = sum(v for g, v in b.items() if g != "routed_experts") - b["norms"] - b.get("residual", 0) * (family == "kimi_linear")
     experts, moe_layers = weights.moe_shape(counts, spec)
     other -= 2 * experts * moe_layers                        # router selection bias: not counted
-    if fmts["attention"] == "fp8":                           # FP8 block scales: not counted
+    if "fp8" in fmts.values():                               # FP8 block scales: not counted
         fp8_params = sum(n for g, n in counts.by_group().items() if fmts[g] == "fp8" and g != "routed_experts")
         other -= weights.WEIGHT_FORMATS["fp8"].bytes(fp8_params) - fp8_params
-    if model_id.startswith("deepseek-v4"):
+    if family == "deepseek_v4":
         hd, h, L = c["head_dim"], c["num_attention_heads"], c["num_hidden_layers"]
         other += c["o_lora_rank"] * h * hd * L               # grouped o_a projection priced in BF16, not FP8
         other += 2 * counts.component("mHC residual streams").params - 2 * c["hc_mult"] * (c["hc_mult"] * c["hidden_size"] + 1)
-    if model_id in ("deepseek-v3", "deepseek-v3.2"):
+    width = {g: weights.WEIGHT_FORMATS[f].bits / 8 for g, f in fmts.items()}    # bytes a weight, no scales
+    if family in ("mla", "mla+dsa"):                         # dense layers modelled as MoE layers
         dense = c["first_k_dense_replace"]
-        other -= counts.component("dense FFN").params       # dense layers modelled as MoE layers
-        other += dense * counts.component("shared experts").params / moe_layers
-        other += dense * 2 * c["n_routed_experts"] * c["hidden_size"]
-    if model_id == "deepseek-v3.2":
-        other -= c["num_hidden_layers"] * c["hidden_size"] * c["index_head_dim"]   # indexer key projection
-    if model_id == "kimi-k3":
+        other -= counts.component("dense FFN").params * width["dense_ffn"]
+        other += dense * counts.component("shared experts").params / moe_layers * width["shared_experts"]
+        other += dense * 2 * experts * c["hidden_size"]
+    if family == "mla+dsa":                                  # indexer key projection: not counted
+        other -= c["num_hidden_layers"] * c["hidden_size"] * c["index_head_dim"] * width["attention"]
+    if family == "kimi_linear":
         kda_extras = len(c["linear_attn_config.kda_layers"]) * (3 * 4 * 96 * 128 + 96 + 96 * 128)
         other -= 2 * kda_extras                               # short convs, A_log, dt_bias: not counted
     return other

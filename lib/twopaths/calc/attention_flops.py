@@ -8,21 +8,47 @@ kind       attends to                                        per head and entry:
 =========  ===============================================  ===========================  ===========
 ``mla``    every token (absorbed MLA, as decode runs it)     (d_c + d_r) + d_c            0
 ``dsa``    the top k tokens its indexer picks                (d_c + d_r) + d_c            T
-``window`` the last w tokens (V4's sliding-only layers)      d + d (one shared head)      0
+``gqa``    every token (MHA, GQA, MQA; gated attention)      d_k + d_v                    0
+``window`` the last w tokens (V4's sliding-only layers;      d + d (V4: one shared head)  0
+           GQA sliding layers; Llama 4's chunks)             d_k + d_v (GQA)
 ``csa``    the window + the top k of floor(T/4) entries      d + d                        floor(T/4)
 ``hca``    the window + every one of floor(T/128) entries    d + d                        0
 ``kda``    nothing: a fixed state per head (K3's KDA)        3 d_k d_v per token, whatever T  0
+``gdn``    nothing: a fixed state per value head (Gated      as kda in decode; chunked    0
+           DeltaNet, Qwen3-Next and Qwen3.5)                 form in prefill (below)
 =========  ===============================================  ===========================  ===========
 
     attention FLOPs = 2 H n_attended (key + value)  +  2 H_I d_I n_scored
 
+``H`` counts query heads: in GQA each cached K/V head serves ``H / kv_heads`` of them, each taking
+its own ``q k`` and ``p v`` products (QK^T and PV, as FlashAttention computes them). A token at
+position T of a fresh prompt is the same token as a decoded one at context T, so a causal prompt of
+T tokens costs the sum of these over positions 1..T: about half the square ``H (d_k + d_v) T^2``
+for a full layer, ``2 H (d_k + d_v) w T`` once T passes a window ``w``. The book prices the tokens a
+turn adds past a cached prefix (``calc.fleet``), each at its context.
+
 Prefill (``prefill=True``) runs MLA un-absorbed, as prefill kernels do: per head and entry a key of
 ``qk_nope + qk_rope`` and a value of ``v_head_dim`` instead of the latent, which is cheaper when many
 queries share the keys. The KDA state costs three ``d_k x d_v`` products per head and token (output,
-prediction, update) in either form.
+prediction, update) in either form. Gated DeltaNet decodes with the same three products per value
+head (fla's ``fused_recurrent_gated_delta_rule``: ``S^T k``, the rank-one update, ``S^T q``) and
+prefills in chunks of ``C`` tokens (fla's ``chunk_gated_delta_rule``, ``chunk_size=64``; Yang et al.,
+"Gated Delta Networks", arXiv:2412.06464, section 3.3). Per chunk and value head, with K, Q: C x d_k,
+V: C x d_v and the state S: d_k x d_v, its multiply-adds are
 
-The projections (queries, keys, compressors, indexer queries, output) are weights: with the MoE and
-everything else they cost 2 FLOPs per activated parameter, whatever T (``twopaths.calc.params``).
+    A = beta K K^T (C^2 d_k), T = (I + A)^-1 (forward substitution: C (C-1) (C-2) / 6),
+    W = T beta K (C^2 d_k), U = T beta V (C^2 d_v)          (fla ``chunk_gated_delta_rule_fwd_intra``)
+    V' = U - W S (C d_k d_v), S <- S + K^T V' (C d_k d_v)     (``chunk_gated_delta_rule_fwd_h``)
+    O = Q S (C d_k d_v) + (Q K^T masked) V' (C^2 d_k + C^2 d_v)   (``chunk_fwd_o``)
+
+so a token costs ``2 (3 d_k d_v + C (3 d_k + 2 d_v)) + (C-1)(C-2)/3`` FLOPs a value head, whatever
+the context (the C x C products counted as the dense tiles the kernels multiply; the gates' decays
+are elementwise and, like softmax, not counted). Qwen3-Next repeats its key heads onto the value
+heads before the kernel, so every product runs per value head.
+
+The projections (queries, keys, values, gates, compressors, indexer queries, Gated DeltaNet's short
+convolution, output) are weights: with the MoE and everything else they cost 2 FLOPs per activated
+parameter, whatever T (``twopaths.calc.params``), so they are not counted here.
 Bytes read per token are the cache entries the layer touches, in the layout ``twopaths.calc.kv``
 sizes: indexer keys for every scored entry, full entries for every attended one.
 """
@@ -33,8 +59,11 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError
 from ..specs import ModelSpec
+from ..specs.from_config import Reader, _kv
 from . import kv
 from .params import param_counts
+
+GDN_CHUNK = 64      # chunk_size of fla's chunk_gated_delta_rule (its default, and the only size its fused path takes)
 
 
 @dataclass(frozen=True)
@@ -54,12 +83,14 @@ class AttentionLayers:
     index_dim: int = 0
     prefill_key_dim: int = 0     # MLA un-absorbed (0: as in decode)
     prefill_value_dim: int = 0
+    kv_heads: int = 0            # GQA: the K/V heads an entry holds (0: one MLA latent or V4 entry)
+    chunk: int = 0               # Gated DeltaNet: the prefill kernel's chunk size
 
     def attended(self, tokens: int) -> int:
         entries = tokens // self.ratio
-        if self.kind == "mla":
+        if self.kind in ("mla", "gqa"):
             return tokens
-        if self.kind == "kda":
+        if self.kind in ("kda", "gdn"):
             return 0
         if self.kind == "dsa":
             return min(tokens, self.topk)
@@ -69,39 +100,109 @@ class AttentionLayers:
     def scored(self, tokens: int) -> int:
         return tokens // self.ratio if self.kind in ("dsa", "csa") else 0
 
+    @property
+    def entry_dim(self) -> int:
+        """Elements of one cached entry: every K/V head's key and value in GQA, else ``key_dim``."""
+        return self.kv_heads * (self.key_dim + self.value_dim) if self.kv_heads else self.key_dim
 
-def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
-    """The attention of ``spec`` by kind, read from its public config (DeepSeek V3, V3.2, V4)."""
-    spec = kv._spec(spec)
-    c = spec.config
+
+def _deepseek(spec: ModelSpec) -> list[AttentionLayers]:
+    """MLA (DeepSeek V3, Kimi K2), DSA (V3.2, GLM-5), V4's window, CSA and HCA, K3's MLA and KDA."""
+    c, family = spec.config, spec.raw["family"]
     heads, rope = c.get("num_attention_heads"), c.get("qk_rope_head_dim")
-    index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0), index_dim=c.get("index_head_dim", 0))
-    unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0), prefill_value_dim=c.get("v_head_dim", 0))
-    if c.get("model_type") in ("deepseek_v3", "deepseek_v32"):
-        latent = c["kv_lora_rank"]
-        kind = "dsa" if "index_topk" in c else "mla"
-        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope, **index, **unabsorbed)]
-    if c.get("model_type") == "kimi_linear":
+    index = dict(topk=c.get("index_topk", 0), index_heads=c.get("index_n_heads", 0),
+                 index_dim=c.get("index_head_dim", 0))
+    unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0),
+                      prefill_value_dim=c.get("v_head_dim", 0))
+    if family in ("mla", "mla+dsa"):
+        latent, kind = c["kv_lora_rank"], "dsa" if family == "mla+dsa" else "mla"
+        if kind == "dsa":           # the indexer's keys: every one named when a config lacks it
+            r = Reader(c, family)
+            index = dict(topk=r.dim("index_topk"), index_heads=r.dim("index_n_heads"),
+                         index_dim=r.dim("index_head_dim"))
+        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope,
+                                **index, **unabsorbed)]
+    if family == "kimi_linear":
         latent, mla_layers = c["kv_lora_rank"], len(c["linear_attn_config.full_attn_layers"])
         d = c["linear_attn_config.head_dim"]
         return [AttentionLayers("mla", mla_layers, heads, latent + rope, latent, rope, **unabsorbed),
                 AttentionLayers("kda", c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"], d, d, 0)]
-    if c.get("model_type") == "deepseek_v4":
-        ratios = c["compress_ratios"][:c["num_hidden_layers"]]
-        d, out = c["head_dim"], []
-        for ratio, kind in ((0, "window"), (4, "csa"), (128, "hca")):
-            if ratios.count(ratio):
-                extra = index if kind == "csa" else {}
-                out.append(AttentionLayers(kind, ratios.count(ratio), heads, d, d, rope, c["sliding_window"],
-                                           max(ratio, 1), **extra))
-        return out
-    raise ParameterError("model", spec.id, "a DeepSeek V3, V3.2, V4 or Kimi K3 model (the kinds this counter knows)")
+    ratios = c["compress_ratios"][:c["num_hidden_layers"]]     # deepseek_v4
+    d, out = c["head_dim"], []
+    for ratio, kind in ((0, "window"), (4, "csa"), (128, "hca")):
+        if ratios.count(ratio):
+            extra = index if kind == "csa" else {}
+            out.append(AttentionLayers(kind, ratios.count(ratio), heads, d, d, rope, c["sliding_window"],
+                                       max(ratio, 1), **extra))
+    return out
+
+
+def _sliding_heads(c: dict, family: str) -> tuple[int, dict]:
+    """Query heads and K/V dimensions of a family's sliding-window layers: MiMo-V2's have their own
+    (``swa_*``), the others' are the config's main ones (Gemma's local layers, gpt-oss, Mistral,
+    Qwen's sliding layers, Llama 4's chunked ones)."""
+    r = Reader(c, family)
+    if family == "mimo_v2":
+        return r.dim("swa_num_attention_heads"), _kv(r, "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim")
+    return r.dim("num_attention_heads"), _kv(r)
+
+
+def _softmax_and_delta(spec: ModelSpec) -> list[AttentionLayers]:
+    """GQA, sliding and Gated DeltaNet layers from the spec's cache groups (``specs.from_config``):
+    an ``mha`` group attends to every token with the config's query heads (Gemma's global layers and
+    Qwen's gated attention included), a ``window`` group to its last ``window`` tokens (Llama 4's
+    chunked layers: at most one chunk, counted whole, an upper bound on the ``(T-1) mod C + 1`` a
+    token at position T sees), a Gated DeltaNet ``kda`` group keeps a state per value head."""
+    c, family = spec.config, spec.raw["family"]
+    if c.get("num_kv_shared_layers"):     # those layers attend but hold no cache group of their own
+        raise ParameterError("model", spec.id, "a model whose every layer holds its own cache (its "
+                             f"num_kv_shared_layers, {c['num_kv_shared_layers']}, attend on another's)")
+    heads = Reader(c, family).dim("num_attention_heads")
+    out = []
+    for g in spec.attention:
+        if g.kind == "mha":
+            out.append(AttentionLayers("gqa", g.layers, heads, g["head_dim_k"], g["head_dim_v"], 0,
+                                       kv_heads=g["kv_heads"]))
+        elif g.kind == "window":
+            q_heads, d = _sliding_heads(c, family)
+            out.append(AttentionLayers("window", g.layers, q_heads, d["head_dim_k"], d["head_dim_v"], 0,
+                                       window=g["window"], kv_heads=d["kv_heads"]))
+        else:                             # from_config gives these families no other kind
+            out.append(AttentionLayers("gdn", g.layers, g["value_heads"], g["head_dim_k"], g["head_dim_v"], 0,
+                                       chunk=GDN_CHUNK))
+    return out
+
+
+# Keyed by specs.from_config's family names.
+READERS = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek, "kimi_linear": _deepseek,
+           "gqa": _softmax_and_delta, "gemma": _softmax_and_delta, "mimo_v2": _softmax_and_delta,
+           "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta}
+
+
+def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
+    """The attention of ``spec`` by kind, read from its public config and cache groups."""
+    spec = kv._spec(spec)
+    family = spec.raw.get("family")
+    if family not in READERS:
+        raise ParameterError("model", spec.id, f"a model of the {', '.join(READERS)} families "
+                             f"({spec.id} is of the {family!r} family, whose attention is not counted)")
+    return READERS[family](spec)
+
+
+def gdn_prefill_flops(group: AttentionLayers) -> int:
+    """FLOPs a token costs one Gated DeltaNet layer in the chunked form (module docstring): its
+    share of a chunk's products, whatever the context (whole FLOPs, exact for C = 64)."""
+    C, dk, dv = group.chunk, group.key_dim, group.value_dim
+    chunk = 2 * (3 * C * dk * dv + C * C * (3 * dk + 2 * dv) + C * (C - 1) * (C - 2) // 6)
+    return group.heads * chunk // C
 
 
 def layer_flops(group: AttentionLayers, tokens: int, prefill: bool = False) -> int:
     """FLOPs one layer of ``group`` spends on a new token at context ``tokens``."""
     tokens = kv._check_tokens(tokens)
-    if group.kind == "kda":
+    if group.kind == "gdn" and prefill:
+        return gdn_prefill_flops(group)
+    if group.kind in ("kda", "gdn"):
         return 2 * 3 * group.heads * group.key_dim * group.value_dim
     key, value = group.key_dim, group.value_dim
     if prefill and group.prefill_key_dim:
@@ -130,7 +231,7 @@ def layer_bytes_read(spec: ModelSpec | str, group: AttentionLayers, tokens: int,
     """Cache bytes one layer of ``group`` reads for a new token: scored indexer keys, attended entries."""
     spec = kv._spec(spec)
     entry_fmt, index_fmt = kv.formats_for(spec, kv_dtype)
-    entry = kv.entry_bytes(group.key_dim, group.rope_dim, entry_fmt)
+    entry = kv.entry_bytes(group.entry_dim, group.rope_dim, entry_fmt)
     index = kv.entry_bytes(group.index_dim, 0, index_fmt) if group.index_dim else 0
     return group.attended(kv._check_tokens(tokens)) * entry + group.scored(tokens) * index
 

@@ -8,7 +8,7 @@ kind           what is cached                                              grows
 =============  ==========================================================  ===================
 ``mha``        K and V for ``kv_heads`` heads (MHA, GQA, MQA)              T
 ``mla``        the normalised latent (``kv_lora_rank``) plus the rope key   T
-``kda``        a fixed K x V state per head, plus the short-conv tail      constant
+``kda``        a fixed K x V state per (value) head, plus the conv tail   constant
 ``window``     the last ``window`` raw entries                             min(T, window)
 ``compressed`` one entry per ``ratio`` tokens (V4's CSA and HCA)           floor(T / ratio)
 ``indexer``    one Lightning Indexer key per ``ratio`` tokens              floor(T / ratio)
@@ -141,7 +141,7 @@ def _group_bytes(spec: ModelSpec, g, tokens: int, kv_dtype, state_dtype: str) ->
         per_layer = tokens * mla_bytes_per_token(g["kv_lora_rank"], g["rope_dim"], fmt, g.dims.get("latents", 1))
     elif g.kind == "kda":
         per_layer = kda_state_bytes(g["heads"], g["head_dim_k"], g["head_dim_v"], state_dtype,
-                                    g.dims.get("conv_kernel", 0))
+                                    g.dims.get("conv_kernel", 0), value_heads=g.dims.get("value_heads"))
     elif g.kind == "window":
         per_layer = min(tokens, g["window"]) * entry_bytes(g["entry_dim"], g["rope_dim"], fmt)
     elif g.kind == "compressed":

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParameterError
-from ..specs import BOOK_MODELS, ModelSpec, model
+from ..specs import ModelSpec, model
 
 # Which storage-format group each component belongs to (weights.py assigns a format per group).
 GROUPS = ("embedding", "head", "attention", "router", "routed_experts", "shared_experts", "dense_ffn",
@@ -71,13 +71,15 @@ def swiglu(d: int, inter: int) -> int:
 
 
 def mla(c: dict, heads: int, output_gate: bool = False) -> tuple[int, int]:
-    """(weights, norm weights) of one MLA layer: q_a, q_b, kv_a (latent + rope), kv_b, o [, gate]."""
-    d, ql, kvl = c["hidden_size"], c["q_lora_rank"], c["kv_lora_rank"]
+    """(weights, norm weights) of one MLA layer: q_a, q_b (or one full-rank q where ``q_lora_rank`` is
+    null, as in Kimi Linear), kv_a (latent + rope), kv_b, o [, gate]."""
+    d, ql, kvl = c["hidden_size"], c.get("q_lora_rank"), c["kv_lora_rank"]
     nope, rope, v = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
-    w = d * ql + ql * heads * (nope + rope) + d * (kvl + rope) + kvl * heads * (nope + v) + heads * v * d
+    q = d * ql + ql * heads * (nope + rope) if ql else d * heads * (nope + rope)
+    w = q + d * (kvl + rope) + kvl * heads * (nope + v) + heads * v * d
     if output_gate:             # K3's Gated MLA: a full-rank sigmoid gate on the heads' output
         w += d * heads * v
-    return w, ql + kvl
+    return w, (ql or 0) + kvl
 
 
 def dsa_indexer(c: dict) -> tuple[int, int]:
@@ -87,12 +89,14 @@ def dsa_indexer(c: dict) -> tuple[int, int]:
 
 
 def kda(c: dict) -> tuple[int, int]:
-    """One KDA layer as AIConfigurator and fla read K3's config (use_full_rank_gate: the output gate
-    is full rank): q, k, v and output gate (d -> H*K each), the forget gate's low-rank pair
-    (d -> K -> H*K), beta (d -> H), depthwise short convs on q, k, v, A_log (H), dt_bias (H*K), o."""
+    """One KDA layer as AIConfigurator and fla read it: q, k, v (d -> H*K each), the output gate (full
+    rank d -> H*K where ``use_full_rank_gate``, as K3's; else a low-rank pair d -> K -> H*K, as Kimi
+    Linear's), the forget gate's low-rank pair, beta (d -> H), depthwise short convs on q, k, v,
+    A_log (H), dt_bias (H*K), o."""
     d, h, k = c["hidden_size"], c["linear_attn_config.num_heads"], c["linear_attn_config.head_dim"]
     p, conv = h * k, c["linear_attn_config.short_conv_kernel_size"]
-    w = 4 * d * p + (d * k + k * p) + d * h + 3 * p * conv + h + p + p * d
+    gate = d * p if c.get("linear_attn_config.use_full_rank_gate") else d * k + k * p
+    w = 3 * d * p + gate + (d * k + k * p) + d * h + 3 * p * conv + h + p + p * d
     return w, k                 # the gated RMSNorm's weight is shared across heads
 
 
@@ -191,14 +195,16 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
     dense = c["first_k_dense_replace"]
     moe = L - dense
     E, k, shared = c["num_experts"], c["num_experts_per_token"], c["num_shared_experts"]
-    latent = c["routed_expert_hidden_size"]
+    # K3's LatentMoE and AttnRes; Kimi Linear has neither (its experts are full width)
+    latent = c.get("routed_expert_hidden_size") or d
+    proj = 2 * d * latent if "routed_expert_hidden_size" in c else 0
     expert = swiglu(latent, c["moe_intermediate_size"])             # routed experts live in the latent
     shared_expert = swiglu(d, c["moe_intermediate_size"])            # shared experts stay full width
     kda_w, kda_n = kda(c)
-    mla_w, mla_n = mla(c, heads, output_gate=c["mla_use_output_gate"])
+    mla_w, mla_n = mla(c, heads, output_gate=c.get("mla_use_output_gate", False))
     # AttnRes: a zero-initialised pseudo-query (d) and an RMSNorm (d) per sublayer, plus the final one.
-    attnres = (2 * L + 1) * 2 * d
-    norms = n_kda * kda_n + n_mla * mla_n + L * 2 * d + d + (moe * latent if c["latent_moe_use_norm"] else 0)
+    attnres = (2 * L + 1) * 2 * d if c.get("attn_res_block_size") else 0
+    norms = n_kda * kda_n + n_mla * mla_n + L * 2 * d + d + (moe * latent if c.get("latent_moe_use_norm") else 0)
     comps = _embedding_and_head(c)
     comps += [
         Component("KDA attention", "attention", n_kda * kda_w, n_kda * kda_w, n_kda),
@@ -206,7 +212,7 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
         Component("dense FFN", "dense_ffn", dense * swiglu(d, c["intermediate_size"]),
                   dense * swiglu(d, c["intermediate_size"]), dense),
         Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
-        Component("latent projections", "latent_proj", moe * 2 * d * latent, moe * 2 * d * latent, moe),
+        Component("latent projections", "latent_proj", moe * proj, moe * proj, moe),
         Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
         Component("shared experts", "shared_experts", moe * shared * shared_expert,
                   moe * shared * shared_expert, moe),
@@ -214,6 +220,164 @@ def _kimi_k3(spec: ModelSpec) -> list[Component]:
         Component("norms", "norms", norms, norms, L),
     ]
     comps.append(_mtp(c, 0))
+    return comps
+
+
+def _moe_or_dense(c: dict, d: int, layers: int) -> list[Component]:
+    """The FFN of ``layers`` GQA-family layers: routed experts (Mixtral, Qwen-MoE, MiniMax, gpt-oss;
+    gpt-oss's experts and router carry biases, MiniMax's router a selection bias) with a gated shared
+    expert where the config has one (Qwen), or a dense SwiGLU."""
+    E = c.get("num_local_experts") or c.get("num_experts") or c.get("n_routed_experts")
+    if not E:
+        ffn = swiglu(d, c["intermediate_size"]) + (2 * c["intermediate_size"] + d if c.get("mlp_bias") else 0)
+        return [Component("dense FFN", "dense_ffn", layers * ffn, layers * ffn, layers)]
+    inter, bias = c.get("moe_intermediate_size") or c["intermediate_size"], c["model_type"] == "gpt_oss"
+    expert = swiglu(d, inter) + (2 * inter + d if bias else 0)
+    router = E * d + (E if bias or c.get("use_routing_bias") else 0)
+    shared = c.get("shared_expert_intermediate_size") or 0
+    shared = swiglu(d, shared) + d if shared else 0      # the shared expert and its sigmoid gate
+    k = c["num_experts_per_tok"]
+    return [Component("router", "router", layers * router, layers * router, layers),
+            Component("routed experts", "routed_experts", layers * E * expert, layers * k * expert, layers),
+            Component("shared experts", "shared_experts", layers * shared, layers * shared, layers)]
+
+
+def _gqa_attention(c: dict, heads: int, kv_heads: int, head_dim: int, gate: bool = False) -> tuple[int, int]:
+    """(weights, norm weights) of one GQA layer: q (and its output gate), k, v, o; Qwen2's q/k/v biases,
+    ``attention_bias``'s four, gpt-oss's per-head sinks; Qwen3's per-head q/k norms, MiniMax's whole ones."""
+    d, q, kv = c["hidden_size"], heads * head_dim, kv_heads * head_dim
+    w = d * q * (2 if gate else 1) + 2 * d * kv + q * d
+    if c["model_type"] in ("qwen2", "qwen2_moe", "mimo"):       # Qwen2 and MiMo: q, k, v biases only
+        w += q + 2 * kv
+    elif c.get("attention_bias"):
+        w += q + 2 * kv + d
+    w += heads if c["model_type"] == "gpt_oss" else 0
+    if c.get("use_qk_norm") and c.get("qk_norm_type") == "per_layer":
+        norms = q + kv
+    elif c["model_type"].startswith("qwen3"):
+        norms = 2 * head_dim
+    else:
+        norms = 0
+    return w, norms
+
+
+def _gqa(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    head_dim = c.get("head_dim") or d // heads
+    attn_w, attn_n = _gqa_attention(c, heads, c.get("num_key_value_heads") or heads, head_dim)
+    ffn = _moe_or_dense(c, d, L)
+    norms = L * (attn_n + 2 * d) + d
+    comps = _embedding_and_head(c) + [Component("attention", "attention", L * attn_w, L * attn_w, L)] + ffn
+    comps.append(Component("norms", "norms", norms, norms, L))
+    layer = attn_w + attn_n + 2 * d + sum(f.params for f in ffn) // L
+    comps.append(_mtp(c, layer))
+    return comps
+
+
+def _gemma(spec: ModelSpec) -> list[Component]:
+    """Gemma 2/3/4: sliding and global layers (Gemma 4's global ones with their own head size and KV
+    heads, and no v_proj where K serves as V); per-head q/k norms; a dense GeGLU MLP in every layer,
+    and with ``enable_moe_block`` a routed-expert block beside it (router: projection, input scale and
+    a scale per expert) with its three extra norms."""
+    c = spec.raw["config"]
+    if c.get("hidden_size_per_layer_input"):
+        raise ParameterError("hidden_size_per_layer_input", c["hidden_size_per_layer_input"],
+                             "0 (the counter does not read Gemma's per-layer input embeddings)")
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    attn_w = attn_n = 0
+    for t in c["layer_types"][:L]:
+        glob = t == "full_attention"
+        hd = c.get("global_head_dim") or c["head_dim"] if glob else c["head_dim"]
+        kvh = (c.get("num_global_key_value_heads") or c["num_key_value_heads"]) if glob else c["num_key_value_heads"]
+        v = 0 if glob and c.get("attention_k_eq_v") else d * kvh * hd
+        attn_w += 2 * d * heads * hd + d * kvh * hd + v
+        attn_n += 2 * hd
+    dense = L * swiglu(d, c["intermediate_size"])
+    comps = _embedding_and_head(c) + [Component("attention", "attention", attn_w, attn_w, L),
+                                      Component("dense FFN", "dense_ffn", dense, dense, L)]
+    norms = attn_n + L * 4 * d + d
+    if c.get("enable_moe_block"):
+        E, k = c["num_experts"], c["top_k_experts"]
+        expert = swiglu(d, c["moe_intermediate_size"])
+        comps += [Component("router", "router", L * (E * d + d + E), L * (E * d + d + E), L),
+                  Component("routed experts", "routed_experts", L * E * expert, L * k * expert, L)]
+        norms += L * 3 * d
+    return comps + [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
+def _mimo_v2(spec: ModelSpec) -> list[Component]:
+    """MiMo-V2: full layers (K 192, V 128 per head) and sliding-window ones with their own heads and a
+    sink logit per head; ``moe_layer_freq`` marks the dense (0) and MoE layers; the router carries a
+    selection bias, as DeepSeek's."""
+    c = spec.raw["config"]
+    d, L = c["hidden_size"], c["num_hidden_layers"]
+    attn = 0
+    for swa in c["hybrid_layer_pattern"][:L]:
+        pre = "swa_" if swa else ""
+        h, kvh = c[pre + "num_attention_heads"], c[pre + "num_key_value_heads"]
+        hk, hv = c[pre + "head_dim"], c[pre + "v_head_dim"]
+        sinks = c.get("add_swa_attention_sink_bias" if swa else "add_full_attention_sink_bias")
+        attn += d * (h * hk + kvh * (hk + hv)) + h * hv * d + (h if sinks else 0)
+    moe = sum(1 for f in c["moe_layer_freq"][:L] if f)
+    E, k = c["n_routed_experts"], c["num_experts_per_tok"]
+    expert = swiglu(d, c["moe_intermediate_size"])
+    dense = (L - moe) * swiglu(d, c["intermediate_size"])
+    norms = L * 2 * d + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
+def _llama4(spec: ModelSpec) -> list[Component]:
+    """Llama 4: GQA attention (its q/k norm has no weight); MoE layers (``moe_layers``, by default every
+    ``interleave_moe_layer_step``-th) with routed experts and one shared expert of ``intermediate_size``,
+    dense SwiGLU layers of ``intermediate_size_mlp`` between them."""
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    hd, kvh = c.get("head_dim") or d // heads, c["num_key_value_heads"]
+    step = c.get("interleave_moe_layer_step", 1)
+    moe = len(c.get("moe_layers") or range(step - 1, L, step))
+    E, k, expert = c["num_local_experts"], c["num_experts_per_tok"], swiglu(d, c["intermediate_size"])
+    attn = L * (2 * d * heads * hd + 2 * d * kvh * hd)
+    dense = (L - moe) * swiglu(d, c["intermediate_size_mlp"])
+    norms = L * 2 * d + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * E * d, moe * E * d, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * expert, moe * expert, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
+def gated_deltanet(c: dict) -> tuple[int, int]:
+    """One Gated DeltaNet layer (Qwen3-Next, Qwen3.5): q, k (key heads) and v, z (value heads) from
+    d; beta and a (one per value head); the depthwise conv over q, k, v; A_log and dt_bias; o."""
+    d, K = c["hidden_size"], c["linear_conv_kernel_dim"]
+    qk, nv = c["linear_num_key_heads"] * c["linear_key_head_dim"], c["linear_num_value_heads"]
+    v = nv * c["linear_value_head_dim"]
+    w = d * (2 * qk + 2 * v) + d * 2 * nv + (2 * qk + v) * K + 2 * nv + v * d
+    return w, c["linear_value_head_dim"]      # the gated RMSNorm's weight is shared across heads
+
+
+def _qwen_hybrid(spec: ModelSpec) -> list[Component]:
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    full = sum(g.layers for g in spec.attention if g.kind == "mha")
+    linear = L - full
+    attn_w, attn_n = _gqa_attention(c, heads, c["num_key_value_heads"], c["head_dim"],
+                                    gate=c.get("attn_output_gate", True))
+    gdn_w, gdn_n = gated_deltanet(c)
+    ffn = _moe_or_dense(c, d, L)
+    norms = full * attn_n + linear * gdn_n + L * 2 * d + d
+    comps = _embedding_and_head(c) + [
+        Component("Gated DeltaNet attention", "attention", linear * gdn_w, linear * gdn_w, linear),
+        Component("gated attention", "attention", full * attn_w, full * attn_w, full)] + ffn
+    comps += [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
     return comps
 
 
@@ -233,8 +397,10 @@ def _mtp(c: dict, layer_params: int) -> Component:
     return Component("MTP", "mtp", n * per, 0, n, in_total=False)
 
 
-FAMILIES = {"deepseek_v3": _deepseek, "deepseek_v32": _deepseek, "deepseek_v4": _deepseek_v4,
-            "kimi_linear": _kimi_k3}
+# Keyed by specs.from_config's family names.
+FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
+            "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
+            "llama4": _llama4}
 
 
 # ---- what attention tensor parallelism cannot split ----
@@ -257,21 +423,23 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     spec = model(spec) if isinstance(spec, str) else spec
     c, by_group = spec.raw["config"], param_counts(spec).by_group()
     out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}
-    d, family = c["hidden_size"], c["model_type"]
-    if family in ("deepseek_v3", "deepseek_v32"):
-        per_layer = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+    d, family = c["hidden_size"], spec.raw["family"]
+    if family in ("mla", "mla+dsa"):
+        per_layer = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = c["num_hidden_layers"] * (per_layer + (d * c["index_head_dim"] if "index_n_heads" in c else 0))
     elif family == "kimi_linear":
-        mla_down = d * c["q_lora_rank"] + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
+        mla_down = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
         attention = (len(c["linear_attn_config.full_attn_layers"]) * mla_down
                      + len(c["linear_attn_config.kda_layers"]) * d * c["linear_attn_config.head_dim"])
-    else:                                   # deepseek_v4 (param_counts has refused anything else)
+    elif family == "deepseek_v4":
         attention = 0
         for r in c["compress_ratios"][:c["num_hidden_layers"]]:
             parts = v4_attention(c, r)
             attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
             if "indexer" in parts:          # the indexer's own compressor; its query heads split
                 attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
+    else:       # GQA, Gated DeltaNet: every projection is per head (KV heads >= tp assumed)
+        attention = 0
     out["attention"] = attention
     return out
 
@@ -279,7 +447,7 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
 def param_counts(spec: ModelSpec | str) -> ParamCounts:
     """Per-component parameter counts of ``spec`` (a spec or a model id) from its public config."""
     spec = model(spec) if isinstance(spec, str) else spec
-    family = spec.raw.get("config", {}).get("model_type")
+    family = spec.raw.get("family")
     if family not in FAMILIES:
-        raise ParameterError("model", spec.id, "a model whose config the counter reads: " + ", ".join(BOOK_MODELS))
+        raise ParameterError("model", spec.id, "a model of a family the counter reads: " + ", ".join(FAMILIES))
     return ParamCounts(spec.id, tuple(FAMILIES[family](spec)))

@@ -42,33 +42,13 @@ WEIGHT_FORMATS = {
     "mxfp4": WeightFormat("mxfp4", 4, 32, 1),
     "fp4": WeightFormat("fp4", 4, 16, 1),
 }
-# Groups whose weights are Linear layers a checkpoint may quantise; the rest (embedding lookups,
-# routers, norms, residual-stream mixers) stay in BF16 in every checkpoint the book covers.
-LINEAR_GROUPS = ("head", "attention", "routed_experts", "shared_experts", "dense_ffn", "latent_proj", "mtp")
 
 
 def shipped_formats(spec: ModelSpec | str) -> dict[str, str]:
-    """Each group's format as the checkpoint ships it, read from the config's quantisation keys."""
+    """Each group's format as the checkpoint ships it (``specs.from_config`` reads the config's
+    quantisation keys); groups it does not name are BF16."""
     spec = model(spec) if isinstance(spec, str) else spec
-    c = spec.raw["config"]
-    out = dict.fromkeys(GROUPS, "bf16")
-    if c.get("quantization_config.quant_method") == "fp8":
-        # DeepSeek: every Linear in FP8 blocks except the output head; V4 ships its experts in FP4.
-        for g in LINEAR_GROUPS:
-            if g != "head":
-                out[g] = "fp8"
-        if c.get("expert_dtype") == "fp4":
-            # V4's FP4 experts carry e8m0 (ue8m0) scales per 32 weights: the MX layout.
-            out["routed_experts"] = "mxfp4"
-    elif c.get("quantization_config.format") == "mxfp4-pack-quantized":
-        # K3: the ignore list keeps self_attn, shared_experts, the dense MLP and lm_head in BF16, so
-        # only routed experts are MXFP4. The latent projections' module names are not public;
-        # AIConfigurator's K3 model keeps them in BF16 and so does the book.
-        group = c["quantization_config.config_groups.group_0.weights.group_size"]
-        if group != WEIGHT_FORMATS["mxfp4"].group:
-            raise ValueError(f"{spec.id}: MXFP4 group size {group}, the format table assumes 32")
-        out["routed_experts"] = "mxfp4"
-    return out
+    return {**dict.fromkeys(GROUPS, "bf16"), **spec.raw.get("weight_formats", {})}
 
 
 def _formats(spec: ModelSpec, formats: dict | None) -> dict[str, WeightFormat]:
@@ -89,7 +69,7 @@ def weight_bytes(spec: ModelSpec | str, formats: dict | None = None, *, include_
 def moe_shape(counts: ParamCounts, spec: ModelSpec) -> tuple[int, int]:
     """(routed experts per MoE layer, MoE layers)."""
     c = spec.raw["config"]
-    experts = c.get("n_routed_experts", c.get("num_experts"))
+    experts = c.get("n_routed_experts") or c.get("num_experts") or c.get("num_local_experts")
     return experts, counts.component("routed experts").layers
 
 

@@ -1,13 +1,14 @@
 """The spec registry: model and accelerator facts loaded from the YAML files beside this module.
 
 Two assumption sets describe each model's attention cache:
-- ``"public"``: dimensions from the model's public ``config.json`` (files in ``models/``),
+- ``"public"``: derived from the verbatim excerpt of the model's public ``config.json`` kept in
+  ``models/`` (``from_config``, which reads any config.json the same way),
 - ``"article"``: the article's own assumptions (``article.yaml``), for the models it gives figures for.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -109,7 +110,7 @@ BOOK_MODELS = ("kimi-k3", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v3.2
 
 
 def _groups(items: list[dict], where: str) -> tuple[CacheGroup, ...]:
-    """Cache groups from YAML; a malformed group is a bug in the registry, so say where it is."""
+    """The article's cache groups from YAML; a malformed group is a bug in article.yaml, so say where."""
     groups = []
     for item in items:
         item = dict(item)
@@ -130,19 +131,33 @@ def model(model_id: str, assumptions: str = "public") -> ModelSpec:
     check_choice("assumptions", assumptions, ASSUMPTIONS)
     check_choice("model", model_id, model_ids("public", include_reference=True))
     base = _model_files()[model_id]
-    common = dict(id=model_id, name=base["name"], layers=base["layers"],
-                  params_total=float(base["params"]["total"]),
-                  params_active=float(base["params"]["active"]), raw=base)
+    side = {k: v for k, v in base.items() if k not in ("config", "params")}
+    public = from_config(base["config"], id=model_id, name=base["name"], source=base["source"], extra=side,
+                         params=(base["params"]["total"], base["params"]["active"]))
     if assumptions == "public":
-        return ModelSpec(assumptions="public", attention=_groups(base["attention"], f"models/{model_id}.yaml"),
-                         source=base["source"], **common)
+        return public
     art = _article()
     if model_id not in art["models"]:
         raise ParameterError("model", model_id, "under the article's assumptions, one of "
                              + ", ".join(map(repr, art["models"])) + " (the article gives no KV figure for the others)")
-    return ModelSpec(assumptions="article", attention=_groups(art["models"][model_id]["attention"], f"article.yaml: {model_id}"),
-                     source=art["source"], kv_format=art["kv_format"], state_dtype=art["state_dtype"],
-                     **common)
+    return replace(public, assumptions="article", source=art["source"], kv_format=art["kv_format"],
+                   state_dtype=art["state_dtype"],
+                   attention=_groups(art["models"][model_id]["attention"], f"article.yaml: {model_id}"))
+
+
+def add_model(path_or_dict, model_id: str | None = None) -> str:
+    """Register the model of a config.json (a path or a dict) for this process, so every calculator
+    that looks models up by id takes it, and return its id (by default the file's name, or its
+    folder's for a plain ``config.json``). Like the reference anchors, it stays out of the default
+    ``model_ids()``. An id already taken by another config is a ``ParameterError``."""
+    spec = from_config(path_or_dict, id=model_id)
+    table = _model_files()
+    entry = {"id": spec.id, "name": spec.name, "source": spec.source, "reference_only": True,
+             "config": spec.config, "params": {"total": spec.params_total, "active": spec.params_active}}
+    if spec.id in table and table[spec.id]["config"] != spec.config:
+        raise ParameterError("model", spec.id, "an id no registry model or other config already has")
+    table[spec.id] = entry
+    return spec.id
 
 
 def gpu_ids() -> list[str]:
@@ -154,3 +169,6 @@ def gpu(gpu_id: str) -> GPUSpec:
     d = dict(_gpus()[gpu_id])
     return GPUSpec(id=gpu_id, **{k: (float(v) if k not in ("name", "source", "alternatives", "device_source") else v)
                                  for k, v in d.items()})
+
+
+from .from_config import from_config  # noqa: E402  (it builds the dataclasses above)

@@ -1,0 +1,370 @@
+"""A Hugging Face ``config.json`` becomes a ``ModelSpec``: its cache groups, its checkpoint's weight
+formats and (through ``calc.params``) its parameter counts, all read from the config's own keys.
+
+The config is first flattened the way the registry's excerpts are written: a multimodal config's
+``text_config`` is the model (its outer keys fill in what it lacks), and nested dicts become dotted
+keys (``linear_attn_config.num_heads``). Each family names the keys it needs; a missing one, a zero
+or negative dimension, or an unknown ``model_type`` is a ``ParameterError`` that names the key.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from numbers import Integral
+from pathlib import Path
+
+from ..errors import ParameterError
+from . import CacheGroup, ModelSpec
+
+
+def load(path_or_dict) -> dict:
+    """The flat config (dotted keys) of a path to a config.json or an already-loaded dict."""
+    if isinstance(path_or_dict, Mapping):
+        raw = dict(path_or_dict)
+    elif isinstance(path_or_dict, (str, Path)):
+        path = Path(path_or_dict)
+        try:
+            raw = json.loads(path.read_text())
+        except OSError as e:
+            raise ParameterError("config", str(path), f"a readable config.json file ({e.strerror})") from None
+        except (UnicodeDecodeError, json.JSONDecodeError) as e:
+            raise ParameterError("config", str(path), f"a file holding JSON ({e})") from None
+        if not isinstance(raw, dict):
+            raise ParameterError("config", str(path), "a JSON object (a model's config.json)")
+    else:
+        raise ParameterError("config", path_or_dict, "a path to a config.json or a dict")
+    text = raw.get("text_config")
+    if isinstance(text, Mapping):            # the language model's keys win; the wrapper's fill in
+        outer = {k: v for k, v in raw.items() if k not in ("text_config", "vision_config", "audio_config")}
+        raw = {**outer, **text}
+    return flatten(raw)
+
+
+def flatten(d: Mapping, prefix: str = "") -> dict:
+    """Nested dicts as dotted keys (lists kept whole); already-dotted keys pass through."""
+    out = {}
+    for k, v in d.items():
+        if isinstance(v, Mapping) and v:
+            out.update(flatten(v, f"{prefix}{k}."))
+        else:
+            out[f"{prefix}{k}"] = v             # a dict made in Python may have int keys (id2label)
+    return out
+
+
+@dataclass(frozen=True)
+class Family:
+    name: str
+    model_types: tuple[str, ...]
+    needs: tuple[str, ...]                      # keys every config of the family must give
+    groups: Callable[[dict], list[CacheGroup]]
+    kv_side: dict                               # fp8_layout / indexer_format defaults (calc/kv.py)
+    defaults: dict = field(default_factory=dict)   # what the family's transformers config class assumes
+
+
+class Reader:
+    """Key access that names the family and the key when a config lacks it or gives a bad value."""
+
+    def __init__(self, c: dict, family: str):
+        self.c, self.family = c, family
+
+    def __call__(self, key, default=None, *, minimum: int = 1):
+        if key not in self.c or self.c[key] is None:
+            if default is None:
+                raise ParameterError(key, None, f"a key the {self.family} family needs (missing from the config)")
+            return default
+        v = self.c[key]
+        if isinstance(v, Integral) and not isinstance(v, bool) and v < minimum:
+            raise ParameterError(key, v, f"an integer >= {minimum} (a dimension of the {self.family} config)")
+        return v
+
+    def dim(self, key, default=None, *, minimum: int = 1) -> int:
+        v = self(key, default, minimum=minimum)
+        if isinstance(v, bool) or not isinstance(v, Integral):
+            raise ParameterError(key, v, f"an integer >= {minimum} (a dimension of the {self.family} config)")
+        return int(v)
+
+    def layer_list(self, key) -> list:
+        v = self(key)
+        if not isinstance(v, list) or len(v) < self.dim("num_hidden_layers"):
+            raise ParameterError(key, v, f"a list with one entry per layer ({self.dim('num_hidden_layers')})")
+        return v[:self.dim("num_hidden_layers")]
+
+
+def _group(kind: str, layers: int, **dims) -> list[CacheGroup]:
+    return [CacheGroup(kind, layers, dims)] if layers else []
+
+
+def _head_dim(r: Reader) -> int:
+    return r.dim("head_dim", r.dim("hidden_size") // r.dim("num_attention_heads"))
+
+
+def _kv(r: Reader, heads_key="num_key_value_heads", dim_key=None, v_key=None) -> dict:
+    """K/V dimensions of one attention layer; no num_key_value_heads means MHA, as in transformers."""
+    hk = r.dim(dim_key) if dim_key else _head_dim(r)
+    return {"kv_heads": r.dim(heads_key, r.dim("num_attention_heads")), "head_dim_k": hk,
+            "head_dim_v": r.dim(v_key, hk) if v_key else hk}
+
+
+def _sliding(r: Reader, kv: dict, window: int) -> dict:
+    """A GQA layer that keeps the last ``window`` tokens: one window entry is every KV head's K and V."""
+    return {"window": window, "entry_dim": kv["kv_heads"] * (kv["head_dim_k"] + kv["head_dim_v"]), "rope_dim": 0}
+
+
+def gqa_groups(c: dict) -> list[CacheGroup]:
+    """MHA / GQA / MQA, with sliding-window layers where ``layer_types`` says so (gpt-oss), from
+    ``max_window_layers`` on (Qwen 2/3 with ``use_sliding_window``) or everywhere (Mistral's
+    ``sliding_window``)."""
+    r = Reader(c, family_of(c).name)
+    L, kv = r.dim("num_hidden_layers"), _kv(r)
+    if "layer_types" in c:
+        types = r.layer_list("layer_types")
+    elif c.get("use_sliding_window", c["model_type"] == "mistral") and c.get("sliding_window"):
+        # Qwen2/3 slide from layer max_window_layers on (as transformers builds their layer_types)
+        full = r.dim("max_window_layers", minimum=0) if c["model_type"].startswith("qwen") else 0
+        types = ["full_attention"] * min(full, L) + ["sliding_attention"] * max(L - full, 0)
+    else:
+        types = ["full_attention"] * L
+    unknown = set(types) - {"sliding_attention", "full_attention"}
+    if unknown:
+        raise ParameterError("layer_types", sorted(unknown), "sliding_attention or full_attention")
+    sliding = types.count("sliding_attention")
+    out = _group("mha", L - sliding, **kv)
+    if sliding:
+        out += _group("window", sliding, **_sliding(r, kv, r.dim("sliding_window")))
+    return out
+
+
+def gemma_groups(c: dict) -> list[CacheGroup]:
+    """Gemma: sliding and global layers from ``layer_types``; Gemma 4's global layers have their own
+    head size and KV heads (``global_head_dim``, ``num_global_key_value_heads``), and hold K and V
+    both where K also serves as V (``attention_k_eq_v``), as AIConfigurator counts them. Layers that
+    reuse an earlier layer's cache (``num_kv_shared_layers``) hold none of their own."""
+    r = Reader(c, "gemma")
+    types = r.layer_list("layer_types")
+    own = len(types) - r.dim("num_kv_shared_layers", 0, minimum=0)
+    types = types[:own]
+    local = _kv(r)
+    full = {"kv_heads": r.dim("num_global_key_value_heads", local["kv_heads"]),
+            "head_dim_k": r.dim("global_head_dim", local["head_dim_k"])}
+    full["head_dim_v"] = full["head_dim_k"]
+    return (_group("window", types.count("sliding_attention"),
+                   **_sliding(r, local, r.dim("sliding_window")))
+            + _group("mha", types.count("full_attention"), **full))
+
+
+def mimo_v2_groups(c: dict) -> list[CacheGroup]:
+    """MiMo-V2: ``hybrid_layer_pattern`` marks sliding-window layers (1) among full ones (0); each
+    kind has its own KV heads and head sizes (K 192, V 128)."""
+    r = Reader(c, "mimo_v2")
+    pattern = r.layer_list("hybrid_layer_pattern")
+    full = _kv(r, dim_key="head_dim", v_key="v_head_dim")
+    swa = _kv(r, "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim")
+    return (_group("mha", pattern.count(0), **full)
+            + _group("window", pattern.count(1), **_sliding(r, swa, r.dim("sliding_window"))))
+
+
+def llama4_groups(c: dict) -> list[CacheGroup]:
+    """Llama 4: the rope layers (``no_rope_layers`` 1, by default three of every four) attend within
+    chunks of ``attention_chunk_size`` tokens, so a request holds at most one chunk there, counted
+    whole (a window of the chunk size); the NoPE layers attend to everything, as full GQA."""
+    r = Reader(c, "llama4")
+    L = r.dim("num_hidden_layers")
+    every = r.dim("no_rope_layer_interval", 4)
+    rope = c.get("no_rope_layers") or [int((i + 1) % every != 0) for i in range(L)]
+    if len(rope) < L:
+        raise ParameterError("no_rope_layers", rope, f"a list with one entry per layer ({L})")
+    chunked = sum(rope[:L]) if c.get("attention_chunk_size") else 0
+    kv = _kv(r)
+    return (_group("window", chunked, **_sliding(r, kv, r.dim("attention_chunk_size", 1)))
+            + _group("mha", L - chunked, **kv))
+
+
+def _mla(r: Reader, layers: int) -> list[CacheGroup]:
+    return _group("mla", layers, kv_lora_rank=r.dim("kv_lora_rank"), rope_dim=r.dim("qk_rope_head_dim"))
+
+
+def mla_groups(c: dict) -> list[CacheGroup]:
+    """MLA (DeepSeek V3, Kimi K2), with DSA's Lightning Indexer keys over every token where the
+    config has an indexer (``index_head_dim``: V3.2, GLM-5)."""
+    r = Reader(c, family_of(c).name)
+    L = r.dim("num_hidden_layers")
+    out = _mla(r, L)
+    if family_of(c).name == "mla+dsa":
+        out += _group("indexer", L, ratio=1, index_dim=r.dim("index_head_dim"))
+    return out
+
+
+def deepseek_v4_groups(c: dict) -> list[CacheGroup]:
+    """V4: every layer keeps a ``sliding_window`` of raw entries; ``compress_ratios`` (one per layer,
+    then the MTP layer's) marks CSA (4:1, with indexer keys per entry) and HCA (128:1) layers."""
+    r = Reader(c, "deepseek_v4")
+    L = r.dim("num_hidden_layers")
+    if r.dim("num_key_value_heads") != 1:
+        raise ParameterError("num_key_value_heads", c["num_key_value_heads"], "1 (V4 keeps one shared K=V head)")
+    ratios = r.layer_list("compress_ratios")
+    odd = sorted(set(ratios) - {0, 4, 128})
+    if odd:
+        raise ParameterError("compress_ratios", odd, "ratios V4 uses: 0 (window only), 4 (CSA), 128 (HCA)")
+    entry = {"entry_dim": r.dim("head_dim"), "rope_dim": r.dim("qk_rope_head_dim")}
+    return (_group("window", L, window=r.dim("sliding_window"), **entry)
+            + _group("compressed", ratios.count(4), ratio=4, **entry)
+            + _group("indexer", ratios.count(4), ratio=4, index_dim=r.dim("index_head_dim"))
+            + _group("compressed", ratios.count(128), ratio=128, **entry))
+
+
+def kimi_linear_groups(c: dict) -> list[CacheGroup]:
+    """Kimi Linear / K3: KDA layers (a fixed state per head, plus the short-conv tail) and MLA layers,
+    listed in ``linear_attn_config``. MLA with ``mla_use_nope`` still caches the rope key."""
+    r = Reader(c, "kimi_linear")
+    kda = r("linear_attn_config.kda_layers")
+    full = r("linear_attn_config.full_attn_layers")
+    if len(kda) + len(full) != r.dim("num_hidden_layers"):
+        raise ParameterError("linear_attn_config.kda_layers", len(kda),
+                             f"with full_attn_layers ({len(full)}), every one of the {c['num_hidden_layers']} layers")
+    hd = r.dim("linear_attn_config.head_dim")
+    return (_group("kda", len(kda), heads=r.dim("linear_attn_config.num_heads"), head_dim_k=hd, head_dim_v=hd,
+                   conv_kernel=r.dim("linear_attn_config.short_conv_kernel_size"))
+            + _mla(r, len(full)))
+
+
+def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
+    """Qwen3-Next / Qwen3.5: Gated DeltaNet layers (a value_heads x K x V state, more value heads than
+    key heads) and gated full attention, from ``layer_types`` or every ``full_attention_interval``-th."""
+    r = Reader(c, family_of(c).name)
+    L = r.dim("num_hidden_layers")
+    if "layer_types" in c:
+        types = r.layer_list("layer_types")
+    else:
+        every = r.dim("full_attention_interval")
+        types = ["full_attention" if (i + 1) % every == 0 else "linear_attention" for i in range(L)]
+    full = types.count("full_attention")
+    if full + types.count("linear_attention") != L:
+        raise ParameterError("layer_types", sorted(set(types)), "linear_attention or full_attention")
+    return (_group("kda", L - full, heads=r.dim("linear_num_key_heads"), head_dim_k=r.dim("linear_key_head_dim"),
+                   head_dim_v=r.dim("linear_value_head_dim"), conv_kernel=r.dim("linear_conv_kernel_dim"),
+                   value_heads=r.dim("linear_num_value_heads"))
+            + _group("mha", full, **_kv(r)))
+
+
+# V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
+# dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
+# V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
+# so served in FP8 its MLA cache is assumed to take the layout DeepSeek's MLA uses.
+DSA_KEYS = {"indexer_format": "fp8-indexer"}
+BASE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
+MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")   # q_lora_rank may be null
+
+FAMILIES = (
+    Family("gqa", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_vl_text",
+                   "qwen3_vl_moe_text", "minimax_m2", "mimo", "gpt_oss"), BASE, gqa_groups, {}),
+    Family("gemma", ("gemma2", "gemma3_text", "gemma4_text"), BASE + ("layer_types", "sliding_window"),
+           gemma_groups, {}),
+    Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, {}),
+    Family("llama4", ("llama4_text",), BASE + ("intermediate_size", "intermediate_size_mlp", "num_local_experts"),
+           llama4_groups, {}, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
+    Family("mla", ("deepseek_v3", "kimi_k2"), MLA_KEYS, mla_groups, {}),
+    Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS),
+    # deepseek_ref: SGLang's name for V4 in its FP8 re-release (same keys, experts in FP8, no tie key)
+    Family("deepseek_v4", ("deepseek_v4", "deepseek_ref"), BASE + ("compress_ratios", "head_dim", "sliding_window"),
+           deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}, {"tie_word_embeddings": False}),
+    Family("kimi_linear", ("kimi_linear",), MLA_KEYS + ("linear_attn_config.num_heads",), kimi_linear_groups, {}),
+    Family("gated_deltanet", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"),
+           BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, {}),
+)
+MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
+# Sizes that must be whole and positive wherever a config gives them (others, such as
+# shared_intermediate_size or num_kv_shared_layers, may be 0).
+POSITIVE = {"intermediate_size", "moe_intermediate_size", "head_dim", "num_key_value_heads", "num_experts",
+            "n_routed_experts", "num_local_experts", "num_experts_per_tok", "num_experts_per_token",
+            "routed_expert_hidden_size", "global_head_dim", "v_head_dim"}
+
+
+def family_of(c: dict) -> Family:
+    """The family of a flat config, from its ``model_type``."""
+    if "model_type" not in c:
+        raise ParameterError("model_type", None, "a config.json key naming the architecture (this JSON has none: "
+                             "is it a model's config.json?)")
+    t = c["model_type"]
+    if t not in MODEL_TYPES:
+        raise ParameterError("model_type", t, "a model_type the book reads: " + ", ".join(sorted(MODEL_TYPES)))
+    return MODEL_TYPES[t]
+
+
+# ---- the checkpoint's weight formats (the groups are calc/params.py's) ----------------------------
+
+LINEAR_GROUPS = ("attention", "routed_experts", "shared_experts", "dense_ffn", "latent_proj", "mtp")
+
+
+def weight_formats(c: dict) -> dict[str, str]:
+    """The groups a checkpoint stores other than in BF16, from its quantisation keys."""
+    q = "quantization_config."
+    method = c.get(q + "quant_method")
+    if method == "fp8" and c.get(q + "weight_block_size") == [128, 128]:
+        # DeepSeek-style FP8 blocks: every Linear but the output head; V4's experts ship in FP4 with
+        # e8m0 (ue8m0) scales per 32 weights, the MX layout, or, where NVIDIA's ModelOpt re-quantised
+        # them (moe_quant_algo NVFP4), as NVFP4 (an e4m3 scale per 16).
+        out = dict.fromkeys(LINEAR_GROUPS, "fp8")
+        if c.get(q + "moe_quant_algo") == "NVFP4":      # NVIDIA's re-quantised V4: NVFP4 experts
+            out["routed_experts"] = "fp4"
+        elif c.get("expert_dtype") == "fp4":
+            out["routed_experts"] = "mxfp4"
+        return out
+    if c.get(q + "format") == "mxfp4-pack-quantized":
+        # K3: the ignore list keeps self_attn, shared_experts, the dense MLP and lm_head in BF16, so only
+        # routed experts are MXFP4. The latent projections' module names are not public;
+        # AIConfigurator's K3 model keeps them in BF16 and so does the book.
+        group = c.get(q + "config_groups.group_0.weights.group_size")
+        if group != 32:
+            raise ParameterError(q + "config_groups.group_0.weights.group_size", group, "32 (the MXFP4 block)")
+        return {"routed_experts": "mxfp4"}
+    if method == "mxfp4":                   # gpt-oss: experts in MXFP4, attention and router in BF16
+        return {"routed_experts": "mxfp4"}
+    if method is not None or c.get(q + "format") is not None:
+        raise ParameterError(q + "quant_method", method or c.get(q + "format"),
+                             "a quantisation the book prices: fp8 with 128x128 blocks, mxfp4, "
+                             "mxfp4-pack-quantized (or none: BF16)")
+    return {}
+
+
+def _label(path_or_dict, c: dict) -> str:
+    """A file's name (its folder's, for a plain config.json), else the config's own."""
+    if isinstance(path_or_dict, (str, Path)):
+        path = Path(path_or_dict)
+        return path.parent.name if path.stem == "config" else path.stem.removesuffix("_config")
+    return c.get("_name_or_path") or c["model_type"]
+
+
+def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
+                params: tuple[float, float] | None = None, source: str = "", extra: dict | None = None) -> ModelSpec:
+    """The public-assumption spec of a model from its config.json (a path or a dict).
+
+    ``params`` gives stated (total, active) counts, such as a model card's; without it they are
+    counted from the config (``calc.params``). ``extra`` adds registry keys kept beside the config.
+    """
+    c = load(path_or_dict)
+    family = family_of(c)
+    c = {**family.defaults, **c}
+    r = Reader(c, family.name)
+    for key in family.needs:
+        r(key)
+    for key in POSITIVE & c.keys():              # dimensions only the parameter counter reads
+        if c[key] is not None:
+            r.dim(key)
+    groups = tuple(family.groups(c))
+    label = id or _label(path_or_dict, c)
+    raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
+           "weight_formats": weight_formats(c)}
+    spec = ModelSpec(id=label, name=name or label, assumptions="public", layers=r.dim("num_hidden_layers"),
+                     attention=groups, params_total=0.0, params_active=0.0,
+                     source=source or f"config.json ({family.name} family)", raw=raw)
+    if params is None:
+        from ..calc.params import param_counts      # calc builds on specs: import when first needed
+        try:
+            counts = param_counts(spec)
+        except KeyError as e:                       # a key only the parameter counter reads
+            raise ParameterError(e.args[0], None, f"a key the {family.name} family needs "
+                                 "(missing from the config)") from None
+        params = (counts.total, counts.activated())
+    return replace(spec, params_total=float(params[0]), params_active=float(params[1]))

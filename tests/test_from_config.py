@@ -1,0 +1,288 @@
+"""specs.from_config: a config.json becomes a spec whose numbers are the registry's own, byte for
+byte; each family's parameter counter agrees with transformers' modules; bad input names the key."""
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import torch
+
+from twopaths import specs
+from twopaths.calc import kv, params, weights
+from twopaths.errors import ParameterError
+
+HERE = Path(__file__).parent
+# Every registry number as it was when the cache groups were still typed by hand (written by the
+# commit that moved the derivation into from_config, before it changed anything).
+BEFORE = json.loads((HERE / "data" / "registry_before_from_config.json").read_text())
+TOKENS = (0, 1, 127, 4096, 131072, 1048576)
+
+
+def corpus():
+    """AIConfigurator's bundled configs (its package is a test dependency, as in test_peer_aiconfigurator)."""
+    pytest.importorskip("aiconfigurator_core")
+    import aiconfigurator_core
+    return Path(aiconfigurator_core.__file__).parent / "model_configs"
+
+
+@pytest.mark.parametrize("key", sorted(BEFORE))
+def test_registry_numbers_equal_the_hand_typed_ones(key):
+    assumptions, model_id = key.split("/")
+    spec, want = specs.model(model_id, assumptions), BEFORE[key]
+    assert [[g.kind, g.layers, g.dims] for g in spec.attention] == want["groups"]
+    assert (spec.layers, spec.params_total, spec.params_active) == (want["layers"], want["params_total"],
+                                                                   want["params_active"])
+    for dt in kv.KV_DTYPES:
+        assert kv.kv_bytes_per_token(spec, dt) == want[f"per_token_{dt}"]
+        for sd in ("bf16", "fp32"):
+            assert [kv.request_kv_bytes(spec, t, dt, sd) for t in TOKENS] == want[f"request_{dt}_{sd}"]
+    assert [kv.request_kv_bytes(spec, t) for t in (0, 1, 4096, 1048576)] == want["request_default"]
+    if "components" in want:
+        counts = params.param_counts(spec)
+        assert [[c.name, c.group, c.params, c.activated, c.layers, c.in_total] for c in counts.components] \
+            == want["components"]
+        assert (counts.total, counts.activated()) == (want["total"], want["activated"])
+        assert weights.shipped_formats(spec) == want["formats"]
+        assert weights.weight_bytes(spec) == want["weight_bytes"]
+        assert params.tp_replicated(spec) == want["tp_replicated"]
+
+
+def test_the_reference_models_are_now_counted_too():
+    """Llama-3.1-405B and Qwen2.5-72B, once their excerpts hold the keys the counter needs, come to
+    their model cards' sizes (405B; 72.7B)."""
+    assert round(params.param_counts("llama-3.1-405b").total / 1e9) == 406       # 405.85B
+    assert round(params.param_counts("qwen-2.5-72b").total / 1e8) == 727
+
+
+CORPUS_TWINS = {"kimi-k3": "moonshotai--Kimi-K3", "deepseek-v4-pro": "deepseek-ai--DeepSeek-V4-Pro",
+                "deepseek-v4-flash": "deepseek-ai--DeepSeek-V4-Flash", "deepseek-v3.2": "deepseek-ai--DeepSeek-V3.2",
+                "deepseek-v3": "deepseek-ai--DeepSeek-V3", "llama-3.1-405b": "meta-llama--Meta-Llama-3.1-405B"}
+
+
+@pytest.mark.parametrize("model_id", list(CORPUS_TWINS))
+def test_a_whole_config_json_gives_what_its_excerpt_gives(model_id):
+    """The registry keeps excerpts; the full file (K3's nested in text_config) reads the same."""
+    path = corpus() / f"{CORPUS_TWINS[model_id]}_config.json"
+    whole, excerpt = specs.from_config(path), specs.model(model_id)
+    assert whole.attention == excerpt.attention and whole.layers == excerpt.layers
+    assert params.param_counts(whole).components == params.param_counts(excerpt).components
+    assert weights.shipped_formats(whole) == weights.shipped_formats(excerpt)
+    assert {k: whole.raw.get(k) for k in ("fp8_layout", "indexer_format")} == \
+        {k: excerpt.raw.get(k) for k in ("fp8_layout", "indexer_format")}
+
+
+def test_counted_totals_when_no_card_is_given():
+    spec = specs.from_config(corpus() / "Qwen--Qwen3-235B-A22B_config.json")
+    counts = params.param_counts(spec)
+    assert (spec.params_total, spec.params_active) == (counts.total, counts.activated())
+    assert round(spec.params_total / 1e9) == 235 and round(spec.params_active / 1e9) == 22
+
+
+# ---- each family's cache groups, from configs of the corpus -------------------------------------
+
+def _groups(name):
+    return [(g.kind, g.layers, g.dims) for g in specs.from_config(corpus() / f"{name}_config.json").attention]
+
+
+def test_family_groups():
+    assert _groups("mistralai--Mixtral-8x7B-v0.1") == [
+        ("mha", 32, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
+    sliding = {"window": 128, "entry_dim": 8 * 128, "rope_dim": 0}         # 8 KV heads x (K 64 + V 64)
+    assert _groups("openai--gpt-oss-20b") == [("mha", 12, {"kv_heads": 8, "head_dim_k": 64, "head_dim_v": 64}),
+                                             ("window", 12, sliding)]
+    assert _groups("google--gemma-4-26B-A4B") == [
+        ("window", 25, {"window": 1024, "entry_dim": 8 * 512, "rope_dim": 0}),
+        ("mha", 5, {"kv_heads": 2, "head_dim_k": 512, "head_dim_v": 512})]
+    assert _groups("XiaomiMiMo--MiMo-V2-Flash") == [
+        ("mha", 9, {"kv_heads": 4, "head_dim_k": 192, "head_dim_v": 128}),
+        ("window", 39, {"window": 128, "entry_dim": 8 * 320, "rope_dim": 0})]
+    assert _groups("zai-org--GLM-5") == [("mla", 78, {"kv_lora_rank": 512, "rope_dim": 64}),
+                                         ("indexer", 78, {"ratio": 1, "index_dim": 128})]
+    assert _groups("meta-llama--Llama-4-Scout-17B-16E-Instruct") == [          # 3 of 4 layers chunked
+        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0}),
+        ("mha", 12, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
+    assert _groups("Qwen--Qwen3.5-35B-A3B") == [
+        ("kda", 30, {"heads": 16, "head_dim_k": 128, "head_dim_v": 128, "conv_kernel": 4, "value_heads": 32}),
+        ("mha", 10, {"kv_heads": 2, "head_dim_k": 256, "head_dim_v": 256})]
+
+
+def test_qwen_slides_from_max_window_layers_on():
+    c = json.loads((corpus() / "Qwen--Qwen3-8B_config.json").read_text())
+    c.update(use_sliding_window=True, sliding_window=4096, max_window_layers=28)
+    kinds = [(g.kind, g.layers) for g in specs.from_config(c).attention]
+    assert kinds == [("mha", 28), ("window", c["num_hidden_layers"] - 28)]
+
+
+def test_gated_deltanet_state_counts_every_value_head():
+    """Qwen3.5-35B-A3B: 32 value heads x 128 x 128 fp32 state, plus a 3-token conv tail over
+    q, k (16 heads x 128 each) and v (32 x 128) in BF16, per linear layer."""
+    spec = specs.from_config(corpus() / "Qwen--Qwen3.5-35B-A3B_config.json")
+    per_layer = 32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 2
+    assert kv.kv_breakdown(spec, 0, "bf16", "fp32")["KDA state"] == 30 * per_layer
+
+
+# ---- the counters against transformers' own modules ---------------------------------------------
+
+def _small(name, layers):
+    """A corpus config cut to its first ``layers`` layers (per-layer lists cut to match)."""
+    c = json.loads((corpus() / f"{name}_config.json").read_text())
+    text = c.get("text_config", c)
+    text.pop("quantization_config", None)        # counts do not depend on the storage format
+    c.pop("quantization_config", None)
+    text["num_hidden_layers"] = layers
+    for key in ("layer_types", "hybrid_layer_pattern", "moe_layer_freq", "no_rope_layers"):
+        if key in text:
+            text[key] = text[key][:layers]
+    return c
+
+
+def _hf_count(cfg):
+    import transformers
+    text = cfg.get("text_config", cfg)
+    flat = dict(text)
+    flat.setdefault("tie_word_embeddings", cfg.get("tie_word_embeddings", False))
+    config = transformers.CONFIG_MAPPING[flat.pop("model_type")](**flat)
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(config)
+    return Counter({n: p.numel() for n, p in model.named_parameters()})
+
+
+# (corpus config, layers kept, parameters transformers holds that the book's counter does not, why)
+ORACLE = [
+    ("meta-llama--Meta-Llama-3.1-8B", 2, 0, ""),
+    ("Qwen--Qwen3-8B", 2, 0, ""),
+    ("Qwen--Qwen3-30B-A3B", 2, 0, ""),
+    ("mistralai--Mixtral-8x7B-v0.1", 2, 0, ""),
+    ("MiniMaxAI--MiniMax-M2.5", 2, -2 * 256, "the routers' selection bias: a buffer in transformers"),
+    ("openai--gpt-oss-20b", 2, 0, ""),
+    ("Qwen--Qwen3.5-35B-A3B", 4, 0, ""),
+    ("Qwen--Qwen3.5-27B", 4, 0, ""),
+    ("google--gemma-4-26B-A4B", 6, 0, ""),
+    ("nvidia--Gemma-4-31B-IT-NVFP4", 6, 0, ""),
+    ("meta-llama--Llama-4-Scout-17B-16E-Instruct", 4, 0, ""),
+    ("meta-llama--Llama-4-Maverick-17B-128E-Instruct", 4, 0, ""),
+    ("XiaomiMiMo--MiMo-V2-Flash", 2, -256, "the MoE layer's selection bias: a buffer in transformers"),
+]
+
+
+@pytest.mark.parametrize("name,layers,extra,why", ORACLE, ids=[o[0] for o in ORACLE])
+def test_counter_equals_transformers_modules(name, layers, extra, why):
+    cfg = _small(name, layers)
+    ours = params.param_counts(specs.from_config(cfg))
+    hf = _hf_count(cfg)
+    hf_total = sum(n for k, n in hf.items() if not re.search(r"\bmtp\b|vision|visual", k))
+    assert hf_total - ours.total == extra, why
+
+
+def test_qwen3_next_from_transformers_defaults():
+    """No corpus file holds Qwen3-Next: transformers' own default config (cut to 4 layers, a dict
+    with int keys in id2label) reads as three Gated DeltaNet layers and one gated attention layer,
+    and counts what its modules hold."""
+    import transformers
+    cfg = transformers.Qwen3NextConfig(num_hidden_layers=4, vocab_size=1000)
+    spec = specs.from_config(cfg.to_dict())
+    assert [(g.kind, g.layers) for g in spec.attention] == [("kda", 3), ("mha", 1)]
+    with torch.device("meta"):
+        hf = sum(p.numel() for p in transformers.AutoModelForCausalLM.from_config(cfg).parameters())
+    assert params.param_counts(spec).total == hf
+
+
+KIMI_LINEAR = {   # Kimi Linear's shape (q_lora_rank null, no LatentMoE, no AttnRes, low-rank KDA gate), small
+    "model_type": "kimi_linear", "num_hidden_layers": 4, "hidden_size": 256, "vocab_size": 1000,
+    "num_attention_heads": 4, "num_key_value_heads": 4, "kv_lora_rank": 64, "q_lora_rank": None,
+    "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32, "mla_use_nope": True,
+    "intermediate_size": 512, "moe_intermediate_size": 64, "num_experts": 8, "num_experts_per_token": 2,
+    "num_shared_experts": 1, "first_k_dense_replace": 1, "tie_word_embeddings": False,
+    "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+    "linear_attn_config": {"num_heads": 4, "head_dim": 32, "short_conv_kernel_size": 4,
+                           "kda_layers": [1, 2, 4], "full_attn_layers": [3]}}
+
+
+def test_kimi_linear_as_transformers_builds_it():
+    """No corpus file holds Kimi Linear: a config of its shape reads as three KDA layers and one MLA
+    layer and counts what transformers' KimiLinear modules hold, but for the routers' selection bias
+    (a buffer there)."""
+    import transformers
+    spec = specs.from_config(KIMI_LINEAR)
+    assert [(g.kind, g.layers) for g in spec.attention] == [("kda", 3), ("mla", 1)]
+    kwargs = {k: v for k, v in KIMI_LINEAR.items() if k != "model_type"}
+    with torch.device("meta"):
+        model = transformers.AutoModelForCausalLM.from_config(transformers.KimiLinearConfig(**kwargs))
+    hf = sum(p.numel() for p in model.parameters())
+    assert params.param_counts(spec).total - hf == 3 * 8                 # 3 MoE layers x 8 experts
+
+
+# ---- bad input ---------------------------------------------------------------------------------
+
+def test_unknown_model_type_names_the_key():
+    err = pytest.raises(ParameterError, specs.from_config, {"model_type": "rwkv7", "num_hidden_layers": 2}).value
+    assert err.name == "model_type" and "llama" in err.allowed
+
+
+MISSING = [("deepseek-ai--DeepSeek-V3", "kv_lora_rank", "mla"),                 # a cache dimension
+           ("Qwen--Qwen3.5-35B-A3B", "linear_num_value_heads", "gated_deltanet"),   # nested in text_config
+           ("meta-llama--Meta-Llama-3.1-8B", "intermediate_size", "gqa")]           # only the counter reads it
+
+
+@pytest.mark.parametrize("name,key,family", MISSING)
+def test_a_missing_key_names_the_key_and_the_family(name, key, family):
+    c = json.loads((corpus() / f"{name}_config.json").read_text())
+    del c.get("text_config", c)[key]
+    err = pytest.raises(ParameterError, specs.from_config, c).value
+    assert err.name == key and f"{family} family" in err.allowed
+
+
+@pytest.mark.parametrize("key,value", [("num_key_value_heads", 0), ("head_dim", -128), ("num_hidden_layers", 0),
+                                       ("hidden_size", 4096.5), ("intermediate_size", 0), ("vocab_size", -1)])
+def test_bad_dimensions_name_the_field(key, value):
+    c = json.loads((corpus() / "meta-llama--Meta-Llama-3.1-8B_config.json").read_text())
+    c[key] = value
+    err = pytest.raises(ParameterError, specs.from_config, c).value
+    assert err.name == key and err.got == value
+
+
+def test_files_that_are_not_configs(tmp_path):
+    err = pytest.raises(ParameterError, specs.from_config, tmp_path / "nope.json").value
+    assert err.name == "config" and "readable" in err.allowed
+    (tmp_path / "bad.json").write_text("{not json")
+    assert "JSON" in pytest.raises(ParameterError, specs.from_config, tmp_path / "bad.json").value.allowed
+    (tmp_path / "list.json").write_text("[1, 2]")
+    assert "object" in pytest.raises(ParameterError, specs.from_config, tmp_path / "list.json").value.allowed
+    (tmp_path / "tok.json").write_text('{"bos_token": "<s>"}')
+    assert pytest.raises(ParameterError, specs.from_config, tmp_path / "tok.json").value.name == "model_type"
+    assert pytest.raises(ParameterError, specs.from_config, 42).value.name == "config"
+
+
+def test_layer_lists_must_cover_every_layer():
+    c = json.loads((corpus() / "openai--gpt-oss-20b_config.json").read_text())
+    c["layer_types"] = c["layer_types"][:5]
+    assert pytest.raises(ParameterError, specs.from_config, c).value.name == "layer_types"
+
+
+def test_unpriced_quantisation_is_refused():
+    c = json.loads((corpus() / "moonshotai--Kimi-K2.5_config.json").read_text())     # INT4 pack-quantized
+    err = pytest.raises(ParameterError, specs.from_config, c).value
+    assert err.name == "quantization_config.quant_method"
+
+
+@pytest.fixture
+def added():
+    """Ids add_model registers in a test, taken out again after it (the table is per process)."""
+    ids = []
+    yield ids
+    for i in ids:
+        specs._model_files().pop(i, None)
+
+
+def test_add_model_makes_a_config_a_registry_model(added):
+    path = corpus() / "Qwen--Qwen3-235B-A22B_config.json"
+    added.append(specs.add_model(path))
+    assert added == ["Qwen--Qwen3-235B-A22B"] and added[0] not in specs.model_ids()
+    assert specs.model(added[0]).attention == specs.from_config(path).attention
+    assert kv.kv_bytes_per_token(added[0], "bf16") == 94 * 4 * 128 * 2 * 2          # by id, as any model
+    assert specs.add_model(path) == added[0]                                       # the same file again
+    other = json.loads((corpus() / "Qwen--Qwen3-30B-A3B_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.add_model, other, added[0]).value.name == "model"
+    assert pytest.raises(ParameterError, specs.add_model, other, "kimi-k3").value.name == "model"

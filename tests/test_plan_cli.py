@@ -1,0 +1,369 @@
+"""``python -m twopaths.plan``: its figures are the calculators' figures, every bad flag gets a
+one-line message naming the flag (exit 2, before the long work), and its table fits 100 columns."""
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from twopaths import plan as cli
+from twopaths import specs
+from twopaths.calc import fleet, kv
+from twopaths.calc.placement import memory, placements
+from twopaths.calc.request import model_weight_bytes
+from twopaths.specs.serving import assumptions
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADLINE = ["--gpu", "h200", "--context", "500000", "--concurrency", "10000", "--rho", "0.25"]
+
+
+@pytest.fixture(autouse=True)
+def registry_untouched():
+    """Models and GPUs a test adds (specs.add_model, add_gpu) leave with it: other test modules count
+    the registry's entries."""
+    models, gpus = set(specs._model_files()), set(specs._gpus())
+    yield
+    for table, before in ((specs._model_files(), models), (specs._gpus(), gpus)):
+        for key in set(table) - before:
+            del table[key]
+
+
+def run(capsys, *argv):
+    """(exit status, stdout, stderr) of the command run in-process."""
+    try:
+        status = cli.main(list(argv))
+    except SystemExit as e:
+        status = e.code
+    out = capsys.readouterr()
+    return status, out.out, out.err
+
+
+def written(path: Path, text: str | None) -> str:
+    """``path`` holding ``text`` (None: left missing), as a command-line argument."""
+    if text is not None:
+        path.write_text(text)
+    return str(path)
+
+
+def as_json(capsys, *argv) -> dict:
+    status, out, _ = run(capsys, *argv, "--format", "json")
+    assert status == 0
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("model", ["kimi-k3", "deepseek-v4-pro"])
+def test_json_is_the_library_plan(capsys, model):
+    r = as_json(capsys, model, *HEADLINE)
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    spec = specs.model(model)
+    assert r["model"] == model and r["gpu"] == "h200"
+    assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(spec, "bf16", "bf16")
+    assert r["request_bytes"] == kv.request_kv_bytes(spec, 500_000, "bf16", "bf16")
+    assert r["weight_bytes_total"] == model_weight_bytes(model, "public", a.formats())
+    best = fleet.plan(model, "h200", a, work)
+    assert r["best"] == cli.plan_dict(best)
+    b = r["best"]
+    assert (b["placement"], b["nodes"], b["decode_nodes"], b["prefill_nodes"]) == (
+        best.placement.name, best.nodes, best.d_nodes, best.p_nodes)
+    assert b["weight_bytes_per_gpu"] == best.decode.weights
+    assert b["requests_per_gpu"] == best.decode.requests
+    # Every valid placement, each the library's plan restricted to it, fewest nodes first.
+    valid = [p for p in placements(model, a) if memory(model, "h200", p, 500_000, a).valid]
+    assert {p["placement"] for p in r["plans"]} == {p.name for p in valid}
+    for row in r["plans"]:
+        p = fleet.plan(model, "h200", a, work, placement=fleet.Placement(row["ep"], row["attention_tp"]))
+        assert row == cli.plan_dict(p)
+    assert [p["nodes"] for p in r["plans"]] == sorted(p["nodes"] for p in r["plans"])
+    assert r["plans"][0]["nodes"] == b["nodes"]
+
+
+def test_headline_matches_the_book(capsys):
+    # The book's headline (chapter 11, glued in results/default.json): K3 294 nodes on EP112 with
+    # attention TP2, V4-Pro 23 nodes on EP64 with attention DP, at 10,000 x 500K and rho 0.25.
+    glued = json.loads((ROOT / "results/default.json").read_text())["notebooks"]["11-prefill-decode"]["values"]
+    for model, tag in (("kimi-k3", "k3"), ("deepseek-v4-pro", "v4")):
+        b = as_json(capsys, model, *HEADLINE)["best"]
+        assert b["nodes"] == glued[f"plan_{tag}_h200_rho25_nodes"]["value"]
+        assert b["placement"] == glued[f"plan_{tag}_h200_rho25_layout"]["value"]
+        assert b["decode_nodes"] == glued[f"plan_{tag}_h200_rho25_d_nodes"]["value"]
+    k3, v4 = as_json(capsys, "kimi-k3", *HEADLINE)["best"], as_json(capsys, "deepseek-v4-pro", *HEADLINE)["best"]
+    assert (k3["placement"], k3["nodes"]) == ("EP112, attention TP2", 294)
+    assert (v4["placement"], v4["nodes"]) == ("EP64, attention DP", 23)
+
+
+def test_kv_bytes_by_hand(capsys):
+    # DeepSeek-V3's public config: 61 MLA layers caching kv_lora_rank 512 + qk_rope_head_dim 64
+    # elements a token, 2 bytes each in BF16; in FP8 FlashMLA's 656-byte entry (512 FP8 + 4 fp32
+    # scales + 64 BF16 rope).
+    assert as_json(capsys, "deepseek-v3", "--context", "4096")["kv_bytes_per_token"] == 61 * 576 * 2
+    fp8 = as_json(capsys, "deepseek-v3", "--context", "4096", "--kv-dtype", "fp8")
+    assert fp8["kv_bytes_per_token"] == 61 * 656 and fp8["kv_dtype"] == "fp8"
+    assert fp8["fixed_bytes_per_request"] == 0          # MLA only: everything grows
+
+
+def test_fixed_state_is_what_does_not_grow(capsys):
+    # K3: MLA grows exactly linearly and the KDA state not at all, so a request is its fixed state
+    # plus bytes a token times the context, to the byte.
+    r = as_json(capsys, "kimi-k3", *HEADLINE)
+    assert r["fixed_bytes_per_request"] == r["kv_breakdown"]["KDA state"] > 0
+    assert r["request_bytes"] == r["fixed_bytes_per_request"] + r["kv_bytes_per_token"] * 500_000
+    # V4-Pro: the sliding window is full at 500K tokens, so it is fixed; compressed entries grow.
+    v4 = as_json(capsys, "deepseek-v4-pro", *HEADLINE)
+    assert v4["fixed_bytes_per_request"] == v4["kv_breakdown"]["sliding window"] > 0
+    short = as_json(capsys, "deepseek-v4-pro", "--context", "64")     # shorter than the window
+    assert short["fixed_bytes_per_request"] == 0
+
+
+def test_flags_reach_the_assumptions(capsys):
+    r = as_json(capsys, "deepseek-v4-pro", "--gpu", "GB200", "--formats", "fp8", "--kv-dtype", "fp8",
+                "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
+    a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4)
+    assert r["assumptions"] == a.as_dict()
+    assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000}
+    assert r["best"] == cli.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
+    assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
+
+
+def test_defaults_are_the_articles_workload(capsys):
+    from twopaths.plans import scenario_rho
+    from twopaths.specs.deployment import standard_scenario, workload
+    r = as_json(capsys, "kimi-k3")
+    w = workload()
+    assert r["workload"]["concurrency"] == w.concurrency and r["workload"]["context"] == w.average_context
+    assert r["workload"]["rho"] == scenario_rho(standard_scenario())
+    assert r["gpu"] == "h200" and r["assumptions"] == assumptions("book").as_dict()
+
+
+def test_no_valid_plan_names_the_smallest_change(capsys):
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M")
+    assert status == 1
+    a = assumptions("book")
+    work = fleet.workload(context=10**6, rho=0.25)
+    fix = fleet.smallest_change("kimi-k3", "h100", a, work)
+    assert "no valid plan" in out and fix in out.replace("\n  ", " ")
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M", "--format", "json")
+    r = json.loads(out)
+    assert status == 1 and r["best"] is None and r["plans"] == [] and r["smallest_change"] == fix
+
+
+@pytest.mark.parametrize("argv, flag, allowed", [
+    (["--context", "0"], "--context", ">= 1"),
+    (["--context", "abc"], "--context", "a whole number"),
+    (["--context", "1.5"], "--context", "a whole number"),
+    (["--context", "2e12"], "--context", "1000000000000]"),
+    (["--concurrency", "0"], "--concurrency", ">= 1"),
+    (["--concurrency", "-5"], "--concurrency", "a whole number"),
+    (["--rho", "0"], "--rho", "(0, 1]"),
+    (["--rho", "1.5"], "--rho", "(0, 1]"),
+    (["--rho", "nan"], "--rho", "a finite number"),
+    (["--rho", "lots"], "--rho", "invalid float"),
+    (["--gpu", "tpu"], "--gpu", "mi355x"),
+    (["--kv-dtype", "fp4"], "--kv-dtype", "fp8"),
+    (["--formats", "int4"], "--formats", "fp8-non-expert"),
+    (["--format", "yaml"], "--format", "json"),
+    (["--gpus-per-node", "0"], "--gpus-per-node", ">= 1"),
+    (["--gpus-per-node", "3"], "--gpus-per-node", "expert slots evenly"),
+    (["--gpus-per-node", "two"], "--gpus-per-node", "invalid int"),
+])
+def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
+    status, out, err = run(capsys, "kimi-k3", *argv)
+    assert status == 2 and out == ""
+    last = err.strip().splitlines()[-1]
+    assert last.startswith("python -m twopaths.plan: error: ")
+    assert flag in last and allowed in last
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("model, allowed", [("nope", "a registry id (deepseek-v3.2"), ("KIMI-K3", "kimi-k3"),
+                                            ("qwen-2.5-72b", "")])
+def test_bad_model_names_model(capsys, model, allowed):
+    status, _, err = run(capsys, model)
+    assert status == 2
+    last = err.strip().splitlines()[-1]
+    assert f"MODEL: got {model!r}" in last and allowed in last
+
+
+def corpus(name: str) -> str:
+    """A config of AIConfigurator's bundled corpus (``Org--Model``)."""
+    pytest.importorskip("aiconfigurator_core")
+    import aiconfigurator_core
+    return str(Path(aiconfigurator_core.__file__).parent / "model_configs" / f"{name}_config.json")
+
+
+def test_a_config_file_plans_as_its_registry_model(capsys):
+    # K3's full config.json from the corpus and the registry's verbatim excerpt of it give the same
+    # cache, weights and plans, placement by placement.
+    from_file = as_json(capsys, corpus("moonshotai--Kimi-K3"), *HEADLINE)
+    registry = as_json(capsys, "kimi-k3", *HEADLINE)
+    assert from_file["model"] == "moonshotai--Kimi-K3"
+    for key in ("model", "model_name"):
+        del from_file[key], registry[key]
+    assert from_file == registry
+
+
+@pytest.mark.parametrize("name, family", [("deepseek-ai--DeepSeek-R1", "mla"),
+                                          ("deepseek-ai--DeepSeek-V4-Flash", "deepseek_v4"),
+                                          ("zai-org--GLM-5", "mla+dsa")])
+def test_corpus_configs_get_the_librarys_plan(capsys, name, family):
+    status, out, err = run(capsys, corpus(name), *HEADLINE, "--format", "json")
+    r = json.loads(out)
+    model = specs.add_model(corpus(name))      # the same id again: accepted, nothing changes
+    assert model == r["model"] == name and specs.model(model).raw["family"] == family
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(specs.model(model), "bf16", "bf16")
+    if r["unsized"] is None:
+        assert status == 0 and r["best"] == cli.plan_dict(fleet.plan(model, "h200", a, work))
+    else:                      # the prefill FLOP counter does not read this family's attention
+        assert status == 1 and r["plans"] == [] and "calc.attention_flops" in r["unsized"]
+        assert r["placements"] and "no fleet plan" in run(capsys, corpus(name))[1]
+
+
+def test_a_corpus_name_is_its_file(capsys):
+    by_name = run(capsys, "Qwen--Qwen3.5-397B-A17B", "--context", "100K", "--format", "json")
+    by_path = run(capsys, corpus("Qwen--Qwen3.5-397B-A17B"), "--context", "100K", "--format", "json")
+    assert by_name == by_path and json.loads(by_name[1])["model"] == "Qwen--Qwen3.5-397B-A17B"
+    assert cli.corpus_path("No--Such-Model") is None
+
+
+def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
+    # Qwen3-235B-A22B: 94 layers, 4 K/V heads of head_dim 128, K and V in BF16.
+    status, out, _ = run(capsys, corpus("Qwen--Qwen3-235B-A22B"), *HEADLINE, "--format", "json")
+    r = json.loads(out)
+    assert r["kv_bytes_per_token"] == 94 * 4 * 128 * 2 * 2 == 192_512
+    assert r["fixed_bytes_per_request"] == 0
+    a = assumptions("book")
+    shown = {(m["ep"], m["attention_tp"]): m for m in r["placements"]}
+    for p in placements(r["model"], a):
+        m = memory(r["model"], "h200", p, 500_000, a)
+        assert (m.valid and shown[p.ep, p.attention_tp] == cli.memory_dict(m)) or (
+            not m.valid and (p.ep, p.attention_tp) not in shown)
+    # 4 K/V heads: TP2 and TP4 split them, TP8 holds each head twice (as calc.placement prices it).
+    assert shown[8, 2]["request_bytes_per_gpu"] == pytest.approx(r["request_bytes"] / 2)
+    assert shown[8, 8]["request_bytes_per_gpu"] == pytest.approx(r["request_bytes"] / 4)
+    if r["unsized"]:
+        assert status == 1
+
+
+@pytest.mark.parametrize("text, allowed", [
+    (None, "a readable config.json file"),
+    ("not json", "a file holding JSON"),
+    ("[1, 2]", "a JSON object"),
+    ('{"hidden_size": 64}', "model_type: got None"),
+    ('{"model_type": "qwen3", "num_hidden_layers": 0}', "num_hidden_layers: got 0"),
+    ('{"model_type": "mamba"}', "model_type: got 'mamba'"),
+])
+def test_bad_config_files_name_model(capsys, tmp_path, text, allowed):
+    status, out, err = run(capsys, written(tmp_path / "config.json", text))
+    last = err.strip().splitlines()[-1]
+    assert status == 2 and out == "" and last.startswith("python -m twopaths.plan: error: MODEL")
+    assert allowed in last
+
+
+def test_a_config_may_not_take_a_registry_models_id(capsys, tmp_path):
+    (tmp_path / "kimi-k3").mkdir()
+    other = json.loads(Path(corpus("deepseek-ai--DeepSeek-R1")).read_text())
+    (tmp_path / "kimi-k3" / "config.json").write_text(json.dumps(other))
+    status, _, err = run(capsys, str(tmp_path / "kimi-k3" / "config.json"))
+    assert status == 2 and "model: got 'kimi-k3'" in err and "no registry model or other config" in err
+    assert specs.model("kimi-k3").raw["family"] == "kimi_linear"       # the registry's K3 untouched
+
+
+@pytest.mark.parametrize("argv", [["kimi-k3", *HEADLINE], ["deepseek-v4-pro", *HEADLINE],
+                                  ["kimi-k3", "--gpu", "h100", "--context", "1M"],
+                                  ["deepseek-v4-flash", "--gpu", "mi300x", "--concurrency", "1000000"],
+                                  ["corpus:Qwen--Qwen3.5-397B-A17B", "--gpu", "gb300"]])
+def test_table_fits_100_columns(capsys, argv):
+    argv = [corpus(a[7:]) if a.startswith("corpus:") else a for a in argv]
+    status, out, _ = run(capsys, *argv)
+    assert status in (0, 1) and out
+    assert max(len(line) for line in out.splitlines()) <= 100
+    if status == 0:
+        assert "plan: " in out and "bytes a token" in out
+
+
+def test_help_shows_examples(capsys):
+    status, out, _ = run(capsys, "--help")
+    assert status == 0
+    assert "examples:" in out and "python -m twopaths.plan kimi-k3 --gpu h200" in out
+    assert "exit status" in out
+
+
+@pytest.mark.parametrize("text, value", [("500000", 500_000), ("500K", 500_000), ("1M", 10**6),
+                                         ("1e6", 10**6), ("1_000_000", 10**6), ("1,000,000", 10**6),
+                                         ("1.5k", 1500)])
+def test_counts(text, value):
+    assert cli.count(text) == value
+
+
+def test_module_runs_as_a_command():
+    out = subprocess.run([sys.executable, "-m", "twopaths.plan", "deepseek-v4-pro", "--rho", "0.25",
+                          "--format", "json"], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(ROOT / "lib"), "PATH": "/usr/bin:/bin"})
+    assert out.returncode == 0, out.stderr
+    assert math.isclose(json.loads(out.stdout)["kv_bytes_per_token"],
+                        kv.kv_bytes_per_token(specs.model("deepseek-v4-pro"), "bf16", "bf16"))
+
+
+H200_FIGURES = {k: getattr(specs.gpu("h200"), k) for k in cli.GPU_FIELDS + ("device_bytes",)}
+
+
+def test_a_gpu_the_registry_lacks_plans_like_one_with_its_figures():
+    gid = cli.add_gpu("test-h200-twin", {**H200_FIGURES, "name": "an H200 by another name"})
+    assert specs.gpu(gid).name == "an H200 by another name" and gid in specs.gpu_ids()
+    a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
+    twin, h200 = fleet.plan("deepseek-v4-pro", gid, a, work), fleet.plan("deepseek-v4-pro", "h200", a, work)
+    assert (twin.nodes, twin.placement, twin.decode) == (h200.nodes, h200.placement, h200.decode)
+    assert cli.add_gpu(gid, {**H200_FIGURES, "name": "an H200 by another name"}) == gid    # same again
+    # Without device_bytes the nominal HBM stands in, and says so.
+    nominal = specs.gpu(cli.add_gpu("test-nominal", {k: H200_FIGURES[k] for k in cli.GPU_FIELDS}))
+    assert nominal.device_bytes == nominal.hbm_bytes == 141e9 and "nominal" in nominal.device_source
+
+
+@pytest.mark.parametrize("gid, fields, name, allowed", [
+    ("x1", {k: v for k, v in H200_FIGURES.items() if k != "hbm_bytes"}, "gpu_specs.x1.hbm_bytes", "> 0"),
+    ("x2", {**H200_FIGURES, "hbm_bytes": 0}, "gpu_specs.x2.hbm_bytes", "> 0"),
+    ("x3", {**H200_FIGURES, "fp8_flops": "fast"}, "gpu_specs.x3.fp8_flops", "a finite number"),
+    ("x4", {**H200_FIGURES, "hbm": 1e9}, "gpu_specs.x4", "fields among"),
+    ("x5", 141e9, "gpu_specs.x5", "a mapping of hbm_bytes"),
+    ("h200", {**H200_FIGURES, "hbm_bytes": 1e12}, "gpu_specs", "an id not already in specs/gpus.yaml"),
+])
+def test_a_bad_gpu_spec_names_its_field(raises_param, gid, fields, name, allowed):
+    err = raises_param(name, cli.add_gpu, gid, fields)
+    assert allowed in err.allowed
+    assert gid not in specs.gpu_ids() or gid == "h200"
+    assert specs.gpu("h200").hbm_bytes == 141e9
+
+
+def test_a_configs_list_resolves_each_model_once(raises_param):
+    qwen = "Qwen--Qwen3-235B-A22B"
+    assert cli.add_configs([qwen, "kimi-k3"]) == [qwen, "kimi-k3"]
+    err = raises_param("configs", cli.add_configs, [qwen, corpus(qwen)])    # one model, two spellings
+    assert f"each model once ({qwen!r} is given twice)" in err.allowed
+    raises_param("configs", cli.add_configs, ["kimi-k3", "kimi-k3"])
+    for bad in ([], qwen, None, [3]):
+        raises_param("configs", cli.add_configs, bad)
+    err = raises_param("configs", cli.add_configs, ["/no/such/config.json"])
+    assert "a readable config.json file" in err.allowed
+
+
+def test_gpu_spec_file_adds_accelerators(capsys, tmp_path):
+    path = tmp_path / "gpus.json"
+    path.write_text(json.dumps({"test-twin": H200_FIGURES}))
+    twin = as_json(capsys, "deepseek-v4-pro", *HEADLINE[2:], "--gpu-spec", str(path), "--gpu", "test-twin")
+    h200 = as_json(capsys, "deepseek-v4-pro", *HEADLINE)
+    assert twin["gpu"] == "test-twin" and twin["plans"] == h200["plans"] and twin["best"] == h200["best"]
+
+
+@pytest.mark.parametrize("text, allowed", [
+    (None, "--gpu-spec gpu_specs: got"),
+    ("{", "a file holding JSON"),
+    ("[]", "a JSON object of GPU ids"),
+    ('{"x": {"hbm_bandwidth": 8e12}}', "--gpu-spec gpu_specs.x.hbm_bytes: got None; allowed: a finite number > 0"),
+    ('{"x": 5}', "--gpu-spec gpu_specs.x: got 5"),
+])
+def test_bad_gpu_spec_file_names_the_flag(capsys, tmp_path, text, allowed):
+    status, out, err = run(capsys, "kimi-k3", "--gpu-spec", written(tmp_path / "gpus.json", text), "--gpu", "x")
+    assert status == 2 and out == "" and allowed in err.strip().splitlines()[-1]
