@@ -118,6 +118,13 @@ def glue_plan(name: str, p: fleet.Plan) -> None:
     glue(f"{name}_nodes_work", p.nodes_by_work, "nodes")
 
 
+def workload_label(w: fleet.Workload | None = None) -> str:
+    """``"10,000 sessions of 500K tokens"``: a workload as table titles name it (the article's by
+    default)."""
+    w = fleet.workload() if w is None else w
+    return f"{w.concurrency:,} sessions of {w.context / 1e3:,g}K tokens"
+
+
 def headline(a: Assumptions, work: fleet.Workload | None = None) -> dict[tuple, fleet.Plan]:
     """{(model, gpu, rho): plan} for K3 and V4-Pro on H200 and B300 at rho 0.1, 0.25 and 0.5."""
     base = fleet.workload() if work is None else work
