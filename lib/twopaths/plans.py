@@ -28,6 +28,7 @@ from .calc.offload import decode_seconds, duty_cycle
 from .chapter import glue
 from .errors import ParameterError, check_choice
 from .report import markdown_table
+from .specs import model as model_spec
 from .specs.deployment import scenarios, workload
 from .specs.serving import Assumptions, assumptions, source, weight_scenarios
 
@@ -68,9 +69,14 @@ def assumptions_box(a: Assumptions) -> Markdown:
                     + markdown_table(["assumption", "value", "source"], rows).data)
 
 
+def model_name(model: str) -> str:
+    """``Kimi K3`` for ``kimi-k3``: what a table a reader sees calls a model."""
+    return model_spec(model).name
+
+
 def plan_row(p: fleet.Plan) -> list:
     m = p.decode
-    return [p.model, p.gpu.upper(), p.placement.name, f"{m.weights / GB:.1f} GB",
+    return [model_name(p.model), p.gpu.upper(), p.placement.name, f"{m.weights / GB:.1f} GB",
             f"{m.requests} x {m.request_bytes / GB:.2f} GB",
             f"{m.used / GB:.1f} / {m.usable / GB:.1f} GB ({m.spare / GB:.2f} spare)",
             f"{p.requests_per_unit:,}", f"{p.units:,}", f"{p.d_nodes:,}", f"{p.p_nodes:,}",
@@ -98,7 +104,7 @@ def memory_table(p: fleet.Plan) -> Markdown:
             ["spare", f"{m.spare / GB:.2f} GB"],
             [f"usable ({100 * p.assumptions.usable_fraction:g}% of {m.capacity / GB:.1f} GB)",
              f"{m.usable / GB:.1f} GB"]]
-    return markdown_table([f"{p.model} on {p.gpu.upper()}, {p.placement.name}", "bytes"], rows)
+    return markdown_table([f"{model_name(p.model)} on {p.gpu.upper()}, {p.placement.name}", "bytes"], rows)
 
 
 def glue_plan(name: str, p: fleet.Plan) -> None:
@@ -116,6 +122,13 @@ def glue_plan(name: str, p: fleet.Plan) -> None:
     glue(f"{name}_p_nodes_work", p.prefill.by_work, "nodes")
     glue(f"{name}_nodes", p.nodes, "nodes")
     glue(f"{name}_nodes_work", p.nodes_by_work, "nodes")
+
+
+def workload_label(w: fleet.Workload | None = None) -> str:
+    """``"10,000 sessions of 500K tokens"``: a workload as table titles name it (the article's by
+    default)."""
+    w = fleet.workload() if w is None else w
+    return f"{w.concurrency:,} sessions of {w.context / 1e3:,g}K tokens"
 
 
 def headline(a: Assumptions, work: fleet.Workload | None = None) -> dict[tuple, fleet.Plan]:
@@ -233,7 +246,7 @@ def weight_scenario_table(a: Assumptions, context: int) -> Markdown:
         units = smallest_units(b, context)
         for m in (K3, V4):
             g = memory(m, EP_GPU, article_unit(m), context, b)
-            rows.append([spec["label"], m, f"{sum(weight_bytes(m, b.formats()).values()) / GB:,.0f} GB",
+            rows.append([spec["label"], model_name(m), f"{sum(weight_bytes(m, b.formats()).values()) / GB:,.0f} GB",
                          g.placement.name, f"{g.weights / GB:.1f} GB", f"{g.kv_room / GB:.1f} GB",
                          f"{g.requests}", unit_name(units[f"smallest_unit_{TAG[m]}"]),
                          unit_name(units[f"smallest_dp_unit_{TAG[m]}"])])
