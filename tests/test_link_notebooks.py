@@ -46,7 +46,7 @@ CELL_1 = """# The KDA chapter
 
 ## Why KDA matters
 
-Inline `KDA` code, $KDA + MLA$ math, {glue:text}`KDA_b:.1f` glue, [KDA](https://x.org) link, "KDA" quoted.
+Inline `KDA` code, $KDA + MLA$ math, {glue:text}`KDA_b:.1f` glue, [KDA](https://x.org) link, "KDA" and \u201cKDA\u201d quoted.
 
 ```python
 MLA = 1  # code block, KDA too

@@ -24,7 +24,8 @@ def test_an_inline_script_registered_as_none_and_as_empty_is_written_once():
                _JavaScript(None, body="var other = 1")]
     assert sphinx_ext.unique_scripts(scripts) == [scripts[0], scripts[1], scripts[2], scripts[4]]
     # the same body at another priority, or a different body, is a different script
-    assert len(sphinx_ext.unique_scripts([_JavaScript(None, body=thebe), _JavaScript(None, body=thebe, priority=200)])) == 2
+    other_priority = [_JavaScript(None, body=thebe), _JavaScript(None, body=thebe, priority=200)]
+    assert len(sphinx_ext.unique_scripts(other_priority)) == 2
 
 
 def toctree(caption: str, entries: list) -> addnodes.toctree:

@@ -43,9 +43,10 @@ PROTECTED = re.compile(
     r"|\\\(.*?\\\)|\\\[.*?\\\]|\\begin\{(\w+\*?)\}.*?\\end\{\3\}"
     r"|!?\[[^\]]*\]\([^)]*\)|!?\[[^\]]*\]\[[^\]]*\]|\[\^[^\]]+\]"   # links, images, footnotes
     r"|<!--.*?-->|<[^>\n]+>|\{\{.*?\}\}"     # HTML, autolinks, substitutions
-    r'|"[^"\n]*"|“[^”]*”',       # quotations: someone's words, or a title, as written
+    r'|"[^"\n]*"|\u201c[^\u201d]*\u201d',   # quotations: someone's words, or a title, as written
     re.S)
-ITALIC = re.compile(r"(?<![*\w])\*(?![\s*])([^*\n]+?)(?<!\s)\*(?![*\w])|(?<![_\w])_(?![\s_])([^_\n]+?)(?<!\s)_(?![_\w])")
+ITALIC = re.compile(r"(?<![*\w])\*(?![\s*])([^*\n]+?)(?<!\s)\*(?![*\w])"     # *italic*, not **bold**
+                    r"|(?<![_\w])_(?![\s_])([^_\n]+?)(?<!\s)_(?![_\w])")      # _italic_, not snake_case
 ROLE_TARGET = re.compile(r"\{term\}`([^`]*)`")
 
 
