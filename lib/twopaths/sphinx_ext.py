@@ -8,14 +8,11 @@
 - ``twopaths_index_in``: the caption of the ``_toc.yml`` part whose navigation ends with a link to
   the general index. The toc file format has no entry for Sphinx's generated pages, while a
   toctree may name them.
-- ``twopaths.css`` (in ``sphinx_static/``): code set so that a 79-character line fits the column.
 - Bibliography style ``twopaths``: pybtex's ``alpha`` with titles as written. ``alpha`` lowercases
   every title after its first letter ("Mhc", "Flashmla"), which only braces in the .bib prevent.
 """
 
 from __future__ import annotations
-
-from pathlib import Path
 
 from docutils import nodes
 from pybtex.plugin import register_plugin
@@ -24,7 +21,6 @@ from pybtex.style.template import field, sentence
 from sphinx import addnodes
 
 INDEX = ("Index", "genindex")
-STATIC = Path(__file__).with_name("sphinx_static")
 
 
 def _script_key(script) -> tuple:
@@ -71,14 +67,8 @@ class KeepCaseStyle(AlphaStyle):
         return sentence[title] if as_sentence else title
 
 
-def _add_static(app) -> None:
-    app.config.html_static_path.append(str(STATIC))
-
-
 def setup(app):
     register_plugin("pybtex.style.formatting", "twopaths", KeepCaseStyle)
-    app.connect("builder-inited", _add_static)
-    app.add_css_file("twopaths.css")
     app.add_config_value("twopaths_index_in", "", "env")
     app.connect("html-page-context", _dedupe_scripts, priority=900)   # after the themes add theirs
     # Before Sphinx's toctree collector (priority 500) copies the root's toctrees into the navigation;
