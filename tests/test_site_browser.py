@@ -16,6 +16,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser_check  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
+# Rules the built site is checked against but does not yet fail on: the chapters that break them
+# are being fixed on other branches. Once those are merged, make the check strict by emptying this
+# set (PENDING_RULES = frozenset()); TWOPATHS_BROWSER_STRICT=1 enforces every rule meanwhile.
+PENDING_RULES = frozenset({"wide-code", "figure", "repr"})
 NO_CHROMIUM = "browser check SKIPPED: no chromium found (apt-get install chromium); .ci/run installs it"
 
 
@@ -41,7 +45,14 @@ def test_built_site_in_browser():
     problems = browser_check.check_site(
         html_dir, ROOT / "_build" / "screenshots", browser_check.expected_glue_from_sources(notebooks)
     )
-    assert not problems, "browser check found problems:\n" + "\n".join(problems)
+    report = ROOT / "_build" / "browser-check.txt"
+    report.write_text(browser_check.summary(problems) + "\n\n" + "\n".join(f"[{p.rule}] {p}" for p in problems) + "\n")
+    pending = set() if os.environ.get("TWOPATHS_BROWSER_STRICT") == "1" else PENDING_RULES
+    failing = [str(p) for p in problems if p.rule not in pending]
+    if waived := [p for p in problems if p.rule in pending]:
+        counts = ", ".join(f"{rule} {sum(p.rule == rule for p in waived)}" for rule in sorted(pending))
+        warnings.warn(f"browser check, rules not yet enforced: {counts} problem(s); see {report}")
+    assert not failing, "browser check found problems:\n" + "\n".join(failing)
 
 
 # --- the checker on fixture pages ---------------------------------------------
@@ -54,6 +65,19 @@ PIXEL = "data:image/png;base64," + base64.b64encode(
     )
 ).decode()
 
+HASH = "de531fd46ea5cc2e4035af3aedb92679a3ca82879537f03fc45a01ef0510f3b3"
+LONG_LINE = "total = " + " + ".join(f"term_{i}" for i in range(40))
+
+
+def output(html: str) -> str:
+    return f'<div class="cell_output">{html}</div>'
+
+
+def figure(alt: str, caption: str = "") -> str:
+    figcaption = f"<figcaption><p>{caption}</p></figcaption>" if caption else ""
+    return f'<figure><img alt="{alt}" src="{PIXEL}">{figcaption}</figure>'
+
+
 FIXTURE_PAGES = {
     "network.html": '<p>Chart:</p><img src="https://example.invalid/x.png">',
     "tex.html": "<p>Energy is $$x^2$$ here.</p>",
@@ -63,18 +87,37 @@ FIXTURE_PAGES = {
         '  File "x.py", line 1\nZeroDivisionError: division by zero</pre></div>'
     ),
     "glue.html": '<p>Ratio <span class="pasted-text">3.14</span> and <span class="pasted-text"> </span>.</p>',
+    "console.html": "<script>const THEBE = 1;</script><script>const THEBE = 2;</script>",
+    "console-call.html": "<script>console.error('boom')</script><script>console.log('fine')</script>",
+    "wide-code.html": f'<div class="cell_input"><pre style="width: 300px; overflow: auto">{LONG_LINE}</pre></div>',
+    "figure-caption.html": output(figure("Cache per request against context")),
+    "figure-alt.html": output(figure(f"../_images/{HASH}.png", "Figure 1.1: the cache.")),
+    "figure-bare.html": output(f'<img alt="../_images/{HASH}.png" src="{PIXEL}">'),
+    "repr.html": "".join(output(f"<pre>{r}</pre>") for r in (
+        "np.float64(74.83)", "torch.Size([1, 2, 16])", "Setup(profile='smoke')", "tensor([0.5, 1.5])")),
+    "glue-repr.html": '<p>Weights: <span class="pasted-text">np.float64(74.83)</span> GB.</p>',
     "notebooks/clean.html": (
         '<p>Ratio <span class="pasted-text">3.14</span>, count <span class="output text_plain">42</span>.</p>'
         # TeX and error-looking text inside code is fine.
         "<pre>$$\\frac{a}{b}$$</pre><code>\\begin{x}</code>"
-        f'<div class="cell_output"><div class="output text_plain">7</div><img src="{PIXEL}"></div>'
+        + output('<div class="output text_plain">7</div>' + figure("One pixel", "Figure 1.1: a pixel."))
+    ),
+    # What a reader may see: a captioned figure with alt text, code that fits, reprs only in code,
+    # a wide output (only code is held to the column), a wide code cell folded away.
+    "notebooks/clean-cells.html": (
+        '<div class="cell_input"><pre style="width: 300px; overflow: auto">x = np.float64(1.5)</pre></div>'
+        + output(figure("Cache per request against context", "Figure 1.1: the cache."))
+        + output(f'<pre style="width: 300px; overflow: auto">The tensor shapes agree. {LONG_LINE}</pre>')
+        + f'<details><summary>Show code</summary><pre style="width: 300px; overflow: auto">{LONG_LINE}</pre></details>'
+        + "<script>console.log('not an error'); console.warn('nor this');</script>"
     ),
     # Not content pages: never opened, so their problems must not be reported.
-    "genindex.html": "<p>$$x$$</p>",
+    "search.html": "<p>$$x$$</p>",
     "_static/junk.html": "<p>$$x$$</p>",
 }
 
 
+# Marked `site`: they need Chromium, and run in `make test`'s browser stage (a few seconds).
 @pytest.fixture(scope="module")
 def fixture_site(tmp_path_factory):
     """Build the fixture site once and check it once; tests look at their own page."""
@@ -92,30 +135,35 @@ def fixture_site(tmp_path_factory):
 
 
 def problems_of(fixture_site, page: str) -> list[str]:
-    return [p for p in fixture_site[1] if p.startswith(page + ": ")]
+    return [str(p) for p in fixture_site[1] if p.page == page]
 
 
+@pytest.mark.site
 def test_flags_network_request_and_broken_image(fixture_site):
     problems = problems_of(fixture_site, "network.html")
     assert "network.html: network request: https://example.invalid/x.png" in problems
     assert "network.html: image did not load: https://example.invalid/x.png" in problems
 
 
+@pytest.mark.site
 def test_flags_raw_tex(fixture_site):
     assert any("raw TeX visible" in p and "$$x^2$$" in p for p in problems_of(fixture_site, "tex.html"))
 
 
+@pytest.mark.site
 def test_flags_math_not_typeset(fixture_site):
     problems = problems_of(fixture_site, "untypeset.html")
     assert "untypeset.html: 1 of 1 math elements not typeset by MathJax" in problems
     assert any("raw TeX visible" in p for p in problems)
 
 
+@pytest.mark.site
 def test_flags_traceback(fixture_site):
     problems = problems_of(fixture_site, "traceback.html")
     assert "traceback.html: error output: page text contains 'Traceback (most recent call last)'" in problems
 
 
+@pytest.mark.site
 def test_flags_missing_and_empty_glue(fixture_site):
     problems = problems_of(fixture_site, "glue.html")
     assert "glue.html: 1 glued values are empty" in problems
@@ -124,15 +172,62 @@ def test_flags_missing_and_empty_glue(fixture_site):
     ]
 
 
+@pytest.mark.site
 def test_flags_redirect_to_missing_page(fixture_site):
     assert problems_of(fixture_site, "index.html") == ["index.html: redirects to missing page gone.html"]
 
 
+@pytest.mark.site
+def test_flags_console_errors(fixture_site):
+    assert problems_of(fixture_site, "console.html") == [
+        "console.html: console error: uncaught SyntaxError: Identifier 'THEBE' has already been declared"
+    ]
+    assert problems_of(fixture_site, "console-call.html") == ["console-call.html: console error: boom"]
+
+
+@pytest.mark.site
+def test_flags_code_wider_than_its_column(fixture_site):
+    (problem,) = problems_of(fixture_site, "wide-code.html")
+    assert problem.startswith("wide-code.html: code block ") and "px too wide: total = term_0 + term_1" in problem
+
+
+@pytest.mark.site
+def test_flags_figures_without_caption_or_real_alt_text(fixture_site):
+    assert problems_of(fixture_site, "figure-caption.html") == [
+        "figure-caption.html: figure #1 (inline image) without a caption"
+    ]
+    assert problems_of(fixture_site, "figure-alt.html") == [
+        "figure-alt.html: figure #1 (inline image) with a file hash as alt text"
+    ]
+    assert len(problems_of(fixture_site, "figure-bare.html")) == 2
+
+
+@pytest.mark.site
+def test_flags_raw_reprs_in_outputs(fixture_site):
+    assert problems_of(fixture_site, "repr.html") == [
+        f"repr.html: raw repr in output: {r}"
+        for r in ("np.float64(74.83)", "torch.Size([1, 2, 16])", "Setup(profile='smoke')", "tensor([0.5, 1.5])")
+    ]
+    assert problems_of(fixture_site, "glue-repr.html") == ["glue-repr.html: raw repr in output: np.float64(74.83)"]
+
+
+@pytest.mark.site
+def test_problems_carry_their_rule(fixture_site):
+    rules = {p.page: p.rule for p in fixture_site[1]}
+    assert rules["console.html"] == "console" and rules["repr.html"] == "repr"
+    assert rules["wide-code.html"] == "wide-code" and rules["figure-alt.html"] == "figure"
+    assert set(rules.values()) <= set(browser_check.RULES)
+    text = browser_check.summary(fixture_site[1])
+    assert "repr             5 problem(s) on   2 page(s)" in text
+
+
+@pytest.mark.site
 def test_clean_page_passes_and_is_screenshotted(fixture_site):
     root, problems = fixture_site
     assert problems_of(fixture_site, "notebooks/clean.html") == []
+    assert problems_of(fixture_site, "notebooks/clean-cells.html") == []
     assert (root / "shots" / "notebooks__clean.png").stat().st_size > 0
-    assert not [p for p in problems if p.startswith(("genindex.html", "_static/"))]
+    assert not [p for p in problems if p.page.startswith(("search.html", "_static/"))]
 
 
 def local_mathjax() -> Path | None:
@@ -144,18 +239,25 @@ def local_mathjax() -> Path | None:
     return next((Path(f.locate()) for f in files if str(f).endswith("mathjax/tex-chtml.js")), None)
 
 
-def test_math_typeset_by_local_mathjax_passes(tmp_path):
+MATH = ('<p>Inline <span class="math notranslate nohighlight">\\(e^{i\\pi}\\)</span></p>'
+        '<div class="math notranslate nohighlight">\\[\\frac{a}{b}\\]</div>')
+
+
+def math_page(path: Path, body: str = "") -> Path:
+    """A page at ``path`` with two formulas for the installed MathJax to typeset, then ``body``."""
     mathjax = local_mathjax()
     if mathjax is None:
         pytest.skip("sphinx-mathjax-offline not installed: no local MathJax to render with")
     require_chromium()
-    page = tmp_path / "html" / "math.html"
-    page.parent.mkdir()
-    page.write_text(
-        f'<html><head><script defer src="{mathjax.resolve().as_uri()}"></script></head><body>'
-        '<p>Inline <span class="math notranslate nohighlight">\\(e^{i\\pi}\\)</span></p>'
-        '<div class="math notranslate nohighlight">\\[\\frac{a}{b}\\]</div></body></html>'
-    )
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(f'<html><head><script defer src="{mathjax.resolve().as_uri()}"></script></head>'
+                    f"<body>{MATH}{body}</body></html>")
+    return path
+
+
+@pytest.mark.site
+def test_math_typeset_by_local_mathjax_passes(tmp_path):
+    page = math_page(tmp_path / "html" / "math.html")
     assert browser_check.check_site(page.parent, tmp_path / "shots") == []
 
 
@@ -176,3 +278,31 @@ def test_expected_glue_from_sources(tmp_path):
         "notebooks/01-x.html": 8,
         "notebooks/02-empty.html": 0,
     }
+
+
+# --- the PDF: printed by the same Chromium -------------------------------------
+
+
+@pytest.mark.site
+def test_pdf_holds_typeset_math_tables_and_images(tmp_path):
+    from twopaths.browser import print_pdf
+
+    table = "<table><tr><th>a</th></tr><tr><td>1</td></tr></table>"
+    page = math_page(tmp_path / "book.html", table + figure("One pixel", "Figure 1.1: a pixel."))
+    printed = print_pdf(page, tmp_path / "out" / "book.pdf")
+    assert printed.path.read_bytes().startswith(b"%PDF-")
+    assert printed.content == {"math": 2, "untypesetMath": 0, "typesetMath": 2, "images": 1, "brokenImages": 0,
+                               "figures": 1, "tables": 1}
+    assert printed.problems() == []
+
+
+@pytest.mark.site
+def test_pdf_with_a_missing_image_or_untypeset_math_is_refused(tmp_path):
+    from twopaths.browser import print_pdf
+
+    require_chromium()
+    page = tmp_path / "book.html"
+    page.write_text('<p><img src="https://example.invalid/x.png"></p>'
+                    '<div class="math notranslate nohighlight">\\[x^2\\]</div>')
+    assert print_pdf(page, tmp_path / "book.pdf").problems() == [
+        "1 of 1 math elements not typeset by MathJax", "1 of 1 images did not load"]

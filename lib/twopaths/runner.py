@@ -6,6 +6,8 @@
     python -m twopaths.runner compare --profile default      # glued numbers against results/, within
                                                              # each value's tolerance (--strict: fail)
     python -m twopaths.runner site                           # Jupyter Book, warnings as errors
+    python -m twopaths.runner pdf                            # the whole book as one PDF, from the
+                                                             # same run (after `site`)
 
 Executed notebooks go to ``_build/src/notebooks`` beside a copy of the book's sources, never into
 ``notebooks/``; the site is built from ``_build/src`` with execution off, so every number on it
@@ -434,15 +436,60 @@ def reference_values(results: dict) -> dict:
             "notebooks": {nb: {"values": r["values"]} for nb, r in results["notebooks"].items()}}
 
 
-def build_site(src: Path = SRC, root: Path = ROOT) -> Path:
-    """Jupyter Book over the staged sources, execution off, warnings as errors."""
+def _jupyter_book(builder: str, src: Path, root: Path) -> Path:
+    """Jupyter Book's ``builder`` over the staged sources, execution off, warnings as errors; the
+    folder it wrote."""
     if not (src / "_toc.yml").is_file() or not (src / "notebooks").is_dir():
         raise RunError(f"nothing to build in {src}: execute the chapters first (python -m twopaths.runner run)")
-    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(src), "--path-output", str(root),
-           "-W", "-n", "--keep-going"]
+    cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(src), "--builder", builder,
+           "--path-output", str(root), "-W", "-n", "--keep-going"]
     if subprocess.run(cmd).returncode:
-        raise RunError("the site build failed (warnings count as errors); see the messages above")
-    return root / "_build" / "html" / "index.html"
+        raise RunError(f"the {builder} build failed (warnings count as errors); see the messages above")
+    return root / "_build" / builder
+
+
+def build_site(src: Path = SRC, root: Path = ROOT) -> Path:
+    """The HTML site."""
+    return _jupyter_book("html", src, root) / "index.html"
+
+
+PDF = BUILD / "pdf" / "twopaths.pdf"
+# Where the site links the PDF from (book/how-to-use.md): html_static_path is copied only when the
+# site is built, and the PDF is printed from a build of its own, so it is put there afterwards.
+PDF_IN_SITE = Path("_static") / "downloads" / PDF.name
+
+
+def build_single_page(src: Path = SRC, root: Path = ROOT) -> Path:
+    """The whole book as one HTML page (Sphinx's singlehtml builder), from the same staged sources
+    and executed notebooks as the site. Sphinx writes it as the toc's root page (book/intro.html)
+    with every address relative to the folder above, so it is moved there, with its links into
+    itself made plain anchors (a PDF keeps those as links within the document)."""
+    out = _jupyter_book("singlehtml", src, root)
+    page = f"{yaml.safe_load((src / '_toc.yml').read_text())['root']}.html"
+    single = out / "twopaths.html"
+    single.write_text((out / page).read_text().replace(f'href="{page}#', 'href="#'))
+    return single
+
+
+def build_pdf(root: Path = ROOT, pdf: Path = PDF) -> Path:
+    """Print the single-page book to ``pdf`` with the system Chromium once MathJax has typeset it,
+    refuse a PDF with untypeset math or missing images, and put a copy beside the HTML site."""
+    from . import browser
+
+    try:
+        printed = browser.print_pdf(build_single_page(root=root), pdf)
+    except FileNotFoundError as e:
+        raise RunError(str(e)) from None
+    if problems := printed.problems():
+        raise RunError(f"{pdf}: " + "; ".join(problems))
+    c = printed.content
+    site = root / "_build" / "html"
+    if (site / "index.html").is_file():
+        (site / PDF_IN_SITE).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(pdf, site / PDF_IN_SITE)
+    print(f"[twopaths] printed {c['typesetMath']} typeset formulas, {c['images']} images, {c['figures']} figures "
+          f"and {c['tables']} tables; {pdf.stat().st_size / 1e6:.1f} MB", flush=True)
+    return pdf
 
 
 def check_other_kernels(profile: str, jobs: str, force: bool) -> None:
@@ -499,6 +546,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--jobs", default="", help="worker processes (default: one per core)")
     k.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
     sub.add_parser("site", help="build the HTML from the last run")
+    sub.add_parser("pdf", help="print the whole book from the last run into one PDF")
     args = ap.parse_args(argv)
 
     try:
@@ -548,6 +596,8 @@ def main(argv: list[str] | None = None) -> int:
             check_other_kernels(args.profile, args.jobs, args.force)
         elif args.cmd == "site":
             print(f"[twopaths] site: {build_site()}")
+        elif args.cmd == "pdf":
+            print(f"[twopaths] pdf: {build_pdf()}")
     except RunError as e:
         print(f"[twopaths] ERROR: {e}", file=sys.stderr)
         return 1

@@ -1,0 +1,63 @@
+"""The book's Sphinx extension: each inline script once, the index in the navigation, titles as written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from docutils import nodes
+from docutils.utils import new_document
+from pybtex.database import Entry
+from sphinx import addnodes
+from sphinx.builders.html._assets import _JavaScript
+
+from twopaths import sphinx_ext
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_an_inline_script_registered_as_none_and_as_empty_is_written_once():
+    thebe = 'const THEBE_JS_URL = "x"'
+    scripts = [_JavaScript("_static/doctools.js", priority=200), _JavaScript("", body=thebe),
+               _JavaScript("_static/sphinx-thebe.js", **{"async": "async"}), _JavaScript(None, body=thebe),
+               _JavaScript(None, body="var other = 1")]
+    assert sphinx_ext.unique_scripts(scripts) == [scripts[0], scripts[1], scripts[2], scripts[4]]
+    # the same body at another priority, or a different body, is a different script
+    other_priority = [_JavaScript(None, body=thebe), _JavaScript(None, body=thebe, priority=200)]
+    assert len(sphinx_ext.unique_scripts(other_priority)) == 2
+
+
+def toctree(caption: str, entries: list) -> addnodes.toctree:
+    node = addnodes.toctree()
+    node["caption"], node["entries"] = caption, list(entries)
+    return node
+
+
+def test_the_index_ends_the_part_named():
+    doc = new_document("intro")
+    doc += [toctree("Parts", [(None, "a")]), toctree("Reference", [(None, "book/glossary")])]
+    assert sphinx_ext.add_index_entry(doc, "Reference")
+    assert sphinx_ext.add_index_entry(doc, "Reference")   # once, however often the root is read
+    trees = list(doc.findall(addnodes.toctree))
+    assert trees[0]["entries"] == [(None, "a")]
+    assert trees[1]["entries"] == [(None, "book/glossary"), ("Index", "genindex")]
+    assert not sphinx_ext.add_index_entry(doc, "Appendix")
+
+
+def test_the_configured_part_exists():
+    config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
+    assert "twopaths.sphinx_ext" in config["extra_extensions"]
+    captions = [part["caption"] for part in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]]
+    assert config["config"]["twopaths_index_in"] in captions
+
+
+@pytest.mark.parametrize("title", ["mHC: Manifold-Constrained Hyper-Connections", "FlashMLA", "Kimi K3 config.json"])
+def test_bibliography_titles_keep_their_case(title):
+    entry = Entry("misc", fields={"title": title, "year": "2026"})
+    text = sphinx_ext.KeepCaseStyle().format_title(entry, "title").format_data({"entry": entry}).render_as("text")
+    assert text == f"{title}."
+    # what the stock style printed
+    from pybtex.style.formatting.alpha import Style
+
+    assert Style().format_title(entry, "title").format_data({"entry": entry}).render_as("text") != f"{title}."
