@@ -27,6 +27,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import yaml
+
 
 def folder_name(chapter: str, params: dict) -> str:
     """The re-run's folder: a short hash of the chapter and its parameters (order-free)."""
@@ -61,8 +63,12 @@ def render_page(nb_path: Path, root: Path, out: Path) -> Path:
     shutil.rmtree(work, ignore_errors=True)
     (work / "book").mkdir(parents=True)
     shutil.copy2(nb_path, work / nb_path.name)
-    shutil.copy2(root / "_config.yml", work / "_config.yml")
+    config = yaml.safe_load((root / "_config.yml").read_text())
+    config["sphinx"]["config"]["twopaths_index_in"] = ""   # a one-page book has no parts to end
+    (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     shutil.copy2(root / "book" / "references.bib", work / "book" / "references.bib")
+    if (root / "book" / "_static").is_dir():
+        shutil.copytree(root / "book" / "_static", work / "book" / "_static")
     (work / "_toc.yml").write_text(f"format: jb-book\nroot: {nb_path.stem}\n")
     cmd = [str(Path(sys.executable).parent / "jupyter-book"), "build", str(work), "--path-output",
            str(work), "-q"]
