@@ -52,6 +52,9 @@ FORMATS = {
     "fp8-flashmla-v4": KVFormat(
         "fp8-flashmla-v4", 1, 2, scale_group=64, scale_bytes=1, pad_bytes=1,
         source="FlashMLA tests/quant.py MODEL1_FP8Sparse: 448 FP8 + 64 BF16 rope + 7 scale bytes + 1 pad = 584 B"),
+    "fp8-per-tensor": KVFormat(
+        "fp8-per-tensor", 1, 1,
+        source="vLLM docs, Quantized KV Cache: FP8 E4M3 K and V, one scale per tensor (not per vector)"),
     "fp8-indexer": KVFormat(
         "fp8-indexer", 1, 1, scale_group=128, scale_bytes=4,
         source="DeepSeek-V3.2-Exp inference code: indexer key FP8[128] + one fp32 scale = 132 B"),

@@ -251,19 +251,22 @@ def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
-# so served in FP8 its MLA cache is assumed to take the layout DeepSeek's MLA uses.
+# so served in FP8 its MLA cache is assumed to take the layout DeepSeek's MLA uses. Caches of per-head K
+# and V (GQA and its sliding, chunked and linear-attention mixes) are FP8 with per-tensor scales, as
+# vLLM and SGLang store them: no per-vector scale bytes.
+PER_TENSOR_FP8 = {"fp8_layout": "fp8-per-tensor"}
 DSA_KEYS = {"indexer_format": "fp8-indexer"}
 BASE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
 MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")   # q_lora_rank may be null
 
 FAMILIES = (
     Family("gqa", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_vl_text",
-                   "qwen3_vl_moe_text", "minimax_m2", "mimo", "gpt_oss"), BASE, gqa_groups, {}),
+                   "qwen3_vl_moe_text", "minimax_m2", "mimo", "gpt_oss"), BASE, gqa_groups, PER_TENSOR_FP8),
     Family("gemma", ("gemma2", "gemma3_text", "gemma4_text"), BASE + ("layer_types", "sliding_window"),
-           gemma_groups, {}),
-    Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, {}),
+           gemma_groups, PER_TENSOR_FP8),
+    Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, PER_TENSOR_FP8),
     Family("llama4", ("llama4_text",), BASE + ("intermediate_size", "intermediate_size_mlp", "num_local_experts"),
-           llama4_groups, {}, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
+           llama4_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
     Family("mla", ("deepseek_v3", "kimi_k2"), MLA_KEYS, mla_groups, {}),
     Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS),
     # deepseek_ref: SGLang's name for V4 in its FP8 re-release (same keys, experts in FP8, no tie key)
@@ -271,7 +274,7 @@ FAMILIES = (
            deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}, {"tie_word_embeddings": False}),
     Family("kimi_linear", ("kimi_linear",), MLA_KEYS + ("linear_attn_config.num_heads",), kimi_linear_groups, {}),
     Family("gated_deltanet", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"),
-           BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, {}),
+           BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, PER_TENSOR_FP8),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as
