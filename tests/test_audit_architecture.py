@@ -22,7 +22,6 @@ def test_every_difference_in_these_topics_is_explained(rows):
     differs = {cid: r.note.split(":")[0] for cid, r in rows.items() if r.verdict == "differs"}
     assert differs == {
         "pro-over-flash-size": "wrong term",                  # 4x is 49B/13B; by total size 1.6T/284B = 5.6
-        "v4-kv-share-of-v32": "inconsistent assumption",      # DeepSeek's 10%; the configs give 11.4%
         "trends-v4-pro-activation-rate": "arithmetic",        # 49/1600 = 3.06%, not 3.0%
         "trends-v4-pro-vocab": "inconsistent assumption",     # 128K nominal; vocab_size 129,280
         "trends-v4-flash-vocab": "inconsistent assumption",
@@ -41,6 +40,7 @@ def test_article_assumptions_the_public_configs_contradict(rows, cid, public):
     assert r.verdict == "matches"            # consistent with the article's own arithmetic...
     assert r.public_config == public         # ...but not with the model as released
     assert not rounds_to(r.stated, r.public_config)
+    assert r.inputs.status == "fails" and r.category != "holds"   # and the verdict says so
 
 
 def test_the_nominal_three_to_one_is_not_the_layer_count(rows):

@@ -41,20 +41,20 @@ check("k3-mla-request-1m", public=lambda: part(pub("kimi-k3"), "MLA latent"))(
     lambda: part(art("kimi-k3"), "MLA latent"))
 check("k3-request-1m", public=lambda: request(pub("kimi-k3")))(lambda: request(art("kimi-k3")))
 check("k3-kda-share-1m", public=lambda: part(pub("kimi-k3"), "KDA state") / request(pub("kimi-k3")),
-      reason="inconsistent assumption",
+      reason="unit slip",
       explain="207 is the KDA state in MiB, divided here by a request in GB; in one unit the share is higher")(
     lambda: part(art("kimi-k3"), "KDA state") / request(art("kimi-k3")))
 check("v32-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v3.2"), "bf16"))(
     lambda: kv.kv_bytes_per_token(art("deepseek-v3.2")))
 check("v4-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v4-pro"), "bf16"))(
     lambda: kv.kv_bytes_per_token(art("deepseek-v4-pro")))
-check("v4-request-1m", public=lambda: request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+check("v4-request-1m", public=lambda: request(pub("deepseek-v4-pro")), reason="unit slip",
       explain="the 12.2 KiB per token (printed as KB) is multiplied by a million as if it were 12.2 kB")(
     lambda: request(art("deepseek-v4-pro")))
 check("k3-over-v4-request", public=lambda: request(pub("kimi-k3")) / request(pub("deepseek-v4-pro")))(
     lambda: request(art("kimi-k3")) / request(art("deepseek-v4-pro")))
 check("k3-10k-requests", public=lambda: CONCURRENCY * request(pub("kimi-k3")))(
     lambda: CONCURRENCY * request(art("kimi-k3")))
-check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="unit slip",
       explain="carries the 12.2 GB per request, itself a KiB figure read as kB")(
     lambda: CONCURRENCY * request(art("deepseek-v4-pro")))
