@@ -122,6 +122,12 @@ class Row:
                      if getattr(self, j) and getattr(self, j).status in ("fails", "slip"))
 
     @property
+    def slip(self) -> str:
+        """"unit slip" or "rounding" where the arithmetic slips, else ""."""
+        a = self.arithmetic
+        return a.reason.split(":")[0] if a is not None and a.status == "slip" else ""
+
+    @property
     def moves(self) -> float:
         """How far the released configs move the figure: the larger of public/stated and its
         inverse (1 where there is no public value; inf where one is zero or the signs differ)."""
@@ -303,3 +309,25 @@ def as_dicts(rows: list[Row]) -> list[dict]:
         d["category"] = r.category
         out.append(d)
     return out
+
+
+# ---- what a page glues: one verdict per claim, read from here (tests/test_verdicts_agree.py) ----
+
+GLUED = {"verdict": lambda r: r.overall,
+         "arithmetic": lambda r: r.arithmetic.status if r.arithmetic else "not checkable",
+         "stated": lambda r: float(r.stated), "recomputed": lambda r: r.recomputed,
+         "public": lambda r: r.public_config}
+
+
+def glue_name(claim_id: str, field: str = "verdict") -> str:
+    """The glue name a page uses for one field of one claim's row: ``claim_<id>_<field>``."""
+    if field not in GLUED:
+        raise ValueError(f"field {field!r} is not one of {sorted(GLUED)}")
+    return f"claim_{claim_id.replace('-', '_').replace('.', '_')}_{field}"
+
+
+def glue_claim(glue: Callable, row: Row, *fields: str) -> None:
+    """Glue ``fields`` (the verdict by default) of ``row`` with ``glue`` (``chapter.glue``)."""
+    for field in fields or ("verdict",):
+        value = GLUED[field](row)
+        glue(glue_name(row.id, field), value, "verdict" if isinstance(value, str) else row.unit)
