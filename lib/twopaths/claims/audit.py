@@ -327,7 +327,10 @@ def glue_name(claim_id: str, field: str = "verdict") -> str:
 
 
 def glue_claim(glue: Callable, row: Row, *fields: str) -> None:
-    """Glue ``fields`` (the verdict by default) of ``row`` with ``glue`` (``chapter.glue``)."""
+    """Glue ``fields`` (the verdict by default) of ``row`` with ``glue`` (``chapter.glue``); a
+    missing or infinite figure is not glued (the results file keeps finite numbers only)."""
     for field in fields or ("verdict",):
         value = GLUED[field](row)
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            continue
         glue(glue_name(row.id, field), value, "verdict" if isinstance(value, str) else row.unit)
