@@ -13,7 +13,8 @@ from twopaths.claims.audit import GLUED, audit, glue_name
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 # The pages that state verdicts on article claims; each must glue them from the audit.
-VERDICT_PAGES = ("01-kv-wall", "04-latent-moe", "14-audit", "findings")
+VERDICT_PAGES = ("01-kv-wall", "04-latent-moe", "05-csa-hca", "06-residual-streams", "07-routing-decoding",
+                 "14-audit", "15-architecture-trends", "findings")
 NAME = re.compile(r"^claim_(\w+?)_(" + "|".join(GLUED) + r")$")
 
 
