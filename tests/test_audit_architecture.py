@@ -89,3 +89,24 @@ def test_a_derived_figure_follows_its_inputs(monkeypatch):
     assert by_id["k3-lossy-layer-share"].recomputed == pytest.approx(80)
     assert by_id["k3-lossy-layer-share"].public_config == pytest.approx(100 * 69 / 93)   # the config did not move
     assert by_id["flash-deepswe-gain"].recomputed == pytest.approx(444)
+
+
+def test_a_v4_claim_is_checked_against_v4_s_config(monkeypatch):
+    """Every check of a V4 claim reads V4's config on its public side; where its article side reads
+    V3.2's (the article's DSV4 routing is V3.2's), the check says so in its basis."""
+    from twopaths.claims.audit import CHECKS
+    from twopaths.claims import claims
+    read = []
+    real = architecture.model
+    monkeypatch.setattr(architecture, "model", lambda m, *a: read.append(m) or real(m, *a))
+    older = {"deepseek-v3", "deepseek-v3.2"}
+    for cid in claims("architecture"):
+        c = CHECKS.get(cid)
+        if not cid.startswith("v4-") or "v32" in cid or c is None or c.public is None:
+            continue
+        read.clear()
+        c.public()
+        assert not older & set(read), cid
+        read.clear()
+        c.article()
+        assert not older & set(read) or "V3.2" in c.basis, cid
