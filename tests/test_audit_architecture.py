@@ -22,7 +22,6 @@ def test_every_difference_in_these_topics_is_explained(rows):
     differs = {cid: r.note.split(":")[0] for cid, r in rows.items() if r.verdict == "differs"}
     assert differs == {
         "pro-over-flash-size": "wrong term",                  # 4x is 49B/13B; by total size 1.6T/284B = 5.6
-        "v4-kv-share-of-v32": "inconsistent assumption",      # DeepSeek's 10%; the configs give 11.4%
         "trends-v4-pro-activation-rate": "arithmetic",        # 49/1600 = 3.06%, not 3.0%
         "trends-v4-pro-vocab": "inconsistent assumption",     # 128K nominal; vocab_size 129,280
         "trends-v4-flash-vocab": "inconsistent assumption",
@@ -41,6 +40,7 @@ def test_article_assumptions_the_public_configs_contradict(rows, cid, public):
     assert r.verdict == "matches"            # consistent with the article's own arithmetic...
     assert r.public_config == public         # ...but not with the model as released
     assert not rounds_to(r.stated, r.public_config)
+    assert r.inputs.status == "fails" and r.category != "holds"   # and the verdict says so
 
 
 def test_the_nominal_three_to_one_is_not_the_layer_count(rows):
@@ -89,3 +89,24 @@ def test_a_derived_figure_follows_its_inputs(monkeypatch):
     assert by_id["k3-lossy-layer-share"].recomputed == pytest.approx(80)
     assert by_id["k3-lossy-layer-share"].public_config == pytest.approx(100 * 69 / 93)   # the config did not move
     assert by_id["flash-deepswe-gain"].recomputed == pytest.approx(444)
+
+
+def test_a_v4_claim_is_checked_against_v4_s_config(monkeypatch):
+    """Every check of a V4 claim reads V4's config on its public side; where its article side reads
+    V3.2's (the article's DSV4 routing is V3.2's), the check says so in its basis."""
+    from twopaths.claims.audit import CHECKS
+    from twopaths.claims import claims
+    read = []
+    real = architecture.model
+    monkeypatch.setattr(architecture, "model", lambda m, *a: read.append(m) or real(m, *a))
+    older = {"deepseek-v3", "deepseek-v3.2"}
+    for cid in claims("architecture"):
+        c = CHECKS.get(cid)
+        if not cid.startswith("v4-") or "v32" in cid or c is None or c.public is None:
+            continue
+        read.clear()
+        c.public()
+        assert not older & set(read), cid
+        read.clear()
+        c.article()
+        assert not older & set(read) or "V3.2" in c.basis, cid

@@ -33,13 +33,17 @@ def test_the_article_deployment_reproduces_only_under_its_own_rounding(rows):
 def test_an_error_is_reported_where_it_is_made_not_downstream(rows):
     # The 500K-token V4 request carries part I's KiB-as-kB slip; the steps after it start from the
     # 6.1 GB the article carries, so they are judged on their own arithmetic.
-    assert rows["v4-request-500k"].note.startswith("inconsistent assumption")
+    assert rows["v4-request-500k"].note.startswith("unit slip")
+    assert rows["v4-request-500k"].arithmetic.status == "slip"
     assert rows["v4-requests-per-unit"].verdict == rows["v4-nodes-h200"].verdict == "matches"
+    # ...but 147 is the nearest, not the whole requests that fit: the reasoning fails there
+    assert rows["v4-requests-per-unit"].reasoning.status == "fails"
 
 
 def test_k3_ep16_row_leaves_out_the_overhead_the_ep32_row_takes(rows):
     r = rows["k3-ep16-free-per-gpu"]
     assert r.note.startswith("inconsistent assumption") and r.recomputed < 0
+    assert r.reasoning.status == "fails"
     assert rows["k3-ep32-free-per-gpu"].verdict == "matches"
     assert rows["k3-ep-size"].recomputed == 32
 
@@ -48,6 +52,7 @@ def test_part_iii_attention_and_embedding_shares_are_not_the_configs(rows):
     for cid in ("k3-attention-params", "k3-embedding-params", "v4-non-expert-params"):
         assert rows[cid].note.startswith("inconsistent assumption")
         assert rows[cid].recomputed < float(rows[cid].stated) / 10      # off by more than tenfold
+        assert rows[cid].overall == "wrong: inputs"
 
 
 def test_decode_steps_match_but_are_not_times_to_first_token(rows):

@@ -1,3 +1,5 @@
+import pytest
+
 from twopaths import claims
 
 
@@ -12,7 +14,28 @@ def test_claims_load_with_ids_and_units():
 def test_rounding_precision_follows_the_printed_digits():
     assert claims.rounds_to("61.4", 61.44) and not claims.rounds_to("61.4", 61.46)
     assert claims.rounds_to("616", 616.4) and not claims.rounds_to("616", 616.6)
-    assert claims.last_digit("0.3") == 0.1 and claims.last_digit("2560") == 1
+    assert claims.last_digit("0.3") == 0.1 and claims.last_digit("2560") == 10
+    assert claims.last_digit("2560", exact=True) == 1 and claims.last_digit("616") == 1
+
+
+@pytest.mark.parametrize("stated, unit, value, verdict", [
+    ("40", "%", 0.409, "matches"),          # "about 40%" for 40.9%: one significant digit
+    ("40", "%", 0.46, "differs"),
+    ("4390", "GPUs", 4389, "matches"),      # a machine count rounded up, to its three digits
+    ("4390", "GPUs", 4391, "wrong direction"),   # ...rounded down leaves a GPU short
+    ("2", "x", 1.67, "matches"),            # "2x" for 1.67x: judged to the digit printed
+    ("2", "x", 2.6, "differs"),
+    ("16", "x", 16.67, "differs"),          # two digits printed: 17
+    ("10", "%", 0.114, "matches"),          # DeepSeek's "10%" for 11.4%
+    ("10", "nodes", 8, "differs"),          # 8 nodes print as 8, not 10
+    ("145", "nodes", 144.2, "matches"),
+    ("147", "requests", 146.2, "wrong direction"),   # a capacity rounded up: one fewer fits
+    ("146", "requests", 146.9, "matches"),
+    ("256", "experts", 255, "differs"),     # a structural count is exact
+    ("3.0", "%", 0.0306, "differs"),        # a printed zero after the point is significant
+])
+def test_the_precision_policy_at_its_borders(stated, unit, value, verdict):
+    assert claims.within_policy(_claim(stated, unit), value * (100 if unit == "%" else 1)) == verdict
 
 
 def _claim(stated, unit):
@@ -55,8 +78,9 @@ def test_scaled_units_compare_in_their_own_unit():
 
 def test_counts_are_compared_as_they_are():
     assert claims.judge(_claim("69", "requests"), 2144 / 30.9).verdict == "matches"
-    assert claims.judge(_claim("147", "requests"), 146.2).verdict == "rounding"
+    assert claims.judge(_claim("147", "requests"), 146.2).verdict == "wrong direction"
     assert claims.judge(_claim("580", "nodes"), 4 * 148).verdict == "differs"
+    assert claims.judge(_claim("616", "TB"), 616.6e12).verdict == "rounding"   # not a count: a slip
     assert claims.judge(_claim("-80", "number"), 16 * -5).verdict == "matches"
 
 

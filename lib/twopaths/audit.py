@@ -1,34 +1,59 @@
 """The claim-by-claim audit of the article, from the command line.
 
-    python -m twopaths.audit                      # a table of every claim
+    python -m twopaths.audit                      # every claim: its text, figures and verdict
     python -m twopaths.audit --format json        # a JSON list: id, section, claim, stated, recomputed,
-                                                  # public_config, unit, verdict, note
+                                                  # public_config, unit, verdict, note, then the three
+                                                  # judgments, overall, source, alternatives, category
     python -m twopaths.audit --topic kv_cache     # one topic (repeatable)
+    python -m twopaths.audit --verdict wrong      # one overall verdict (repeatable)
+    python -m twopaths.audit --failed inputs      # claims whose inputs judgment fails (or slips)
+
+Verdicts: holds, article-inputs (holds only under the article's inputs), depends, slip, wrong,
+not-checkable. The precision policy and the judgments are described in ``twopaths.claims`` and
+``twopaths.claims.audit``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import textwrap
+from collections import Counter
 
 from .claims import topics
-from .claims.audit import as_dicts, audit
+from .claims.audit import CATEGORIES, JUDGMENTS, as_dicts, audit
 from .errors import ParameterError, check_list
 
-
-def _num(x) -> str:
-    return "" if x is None else f"{x:,.4g}"
+VERDICTS = dict(zip(("wrong", "article-inputs", "depends", "slip", "holds", "not-checkable"), CATEGORIES))
 
 
-def table(rows) -> str:
-    head = ["id", "stated", "recomputed", "public config", "unit", "verdict", "note"]
-    body = [[r.id, r.stated, _num(r.recomputed), _num(r.public_config), r.unit, r.verdict, r.note] for r in rows]
-    widths = [max(len(str(x[i])) for x in [head] + body) for i in range(len(head) - 1)]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)) + "  " + row[-1] for row in [head] + body]
-    counts = {v: sum(r.verdict == v for r in rows) for v in ("matches", "differs", "not checkable")}
-    lines.append(f"\n{len(rows)} claims: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+def _num(x, unit: str) -> str:
+    return "-" if x is None else f"{x:,.4g} {unit}"
+
+
+def block(r, width: int) -> str:
+    """One claim as lines that fit ``width`` columns: its verdict, its text, its figures and the
+    reason of each judgment that does not hold."""
+    wrap = textwrap.TextWrapper(width=width, initial_indent="  ", subsequent_indent="    ")
+    lines = [f"{r.id}  [{r.section}]  {r.overall}", *wrap.wrap(r.claim)]
+    if r.arithmetic is None:
+        return "\n".join(lines + wrap.wrap(f"not checkable: {r.note}"))
+    lines += wrap.wrap(f"stated {r.stated} {r.unit}; article's inputs {_num(r.recomputed, r.unit)}; "
+                       f"released configs {_num(r.public_config, r.unit)}")
+    for name in JUDGMENTS:
+        j = getattr(r, name)
+        if j.status != "holds":
+            lines += wrap.wrap(f"{name} {j.status}: {j.reason}")
     return "\n".join(lines)
+
+
+def table(rows, width: int | None = None) -> str:
+    width = width or min(shutil.get_terminal_size((100, 24)).columns, 120)
+    counts = Counter(r.category for r in rows)
+    tail = f"{len(rows)} claims: " + ", ".join(f"{counts[c]} {c}" for c in CATEGORIES)
+    return "\n\n".join([block(r, width) for r in rows] + ["\n".join(textwrap.wrap(tail, width))])
 
 
 def main(argv=None) -> int:
@@ -36,12 +61,18 @@ def main(argv=None) -> int:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--format", choices=("table", "json"), default="table")
     ap.add_argument("--topic", action="append", help="a claims topic: " + ", ".join(topics()))
+    ap.add_argument("--verdict", action="append", choices=list(VERDICTS), help="keep one overall verdict")
+    ap.add_argument("--failed", choices=JUDGMENTS, help="keep claims whose judgment fails or slips")
     args = ap.parse_args(argv)
     try:
         rows = audit(check_list("topic", args.topic, topics()) if args.topic else None)
     except ParameterError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if args.verdict:
+        rows = [r for r in rows if r.category in {VERDICTS[v] for v in args.verdict}]
+    if args.failed:
+        rows = [r for r in rows if args.failed in r.failed]
     print(json.dumps(as_dicts(rows), indent=1, ensure_ascii=False) if args.format == "json" else table(rows))
     return 0
 

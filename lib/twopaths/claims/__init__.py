@@ -1,8 +1,21 @@
 """The article's numeric claims as data, and the comparison of a stated figure with a recomputed one.
 
-Verdicts, in the order they are tried:
-- ``matches``: the recomputed value rounds to the stated one at the precision the article printed
-  (so a figure printed with one significant digit, like "5x", is only checked to that digit);
+The precision policy, applied to every figure (the audit page states it once, from here):
+
+- a figure is judged to the significant digits it prints, and "≈", "~" and "about" allow exactly
+  those: "61.4" is read to the tenth, "616" to the unit, and a whole number's trailing zeros are not
+  significant, so "40%" is read to the tens (40.9% holds), "4,390" to the tens and "2x" to the unit
+  (1.67x holds);
+- "N x" is a figure like any other, judged to the digits printed;
+- structural counts (layers, heads, dims, experts, entries, ranks) are exact: "256 experts" is 256;
+- counts of machines (GPUs, nodes, units) must be rounded up, as capacity requires: "4,390 GPUs" for
+  a need of 4,389 holds, "580 nodes" for a need of 592 does not, however close;
+- a capacity (requests a unit holds) must be rounded down: "147 requests" where 146.2 fit does not hold.
+
+Verdicts of ``judge``, in the order they are tried:
+- ``matches``: the recomputed value satisfies the policy above;
+- ``wrong direction``: a machine count or a capacity within the printed digits but rounded the way
+  capacity cannot use;
 - ``unit slip``: it matches only when the article's decimal unit is read as its binary counterpart
   (MB as MiB, ...);
 - ``rounding``: it is within one unit of the last printed digit and within 1% (truncated, or
@@ -12,6 +25,7 @@ Verdicts, in the order they are tried:
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import cache
@@ -36,6 +50,9 @@ SCALED_UNITS = {
 # Plain counts, compared as they are ("number": a dimensionless value that is not a ratio, e.g. a bound).
 COUNT_UNITS = {"layers", "heads", "dims", "experts", "entries", "GPUs", "nodes", "units", "requests",
                "count", "rank", "points", "number"}
+EXACT_UNITS = {"layers", "heads", "dims", "experts", "entries", "count", "rank"}   # structural counts
+MACHINE_UNITS = {"GPUs", "nodes", "units"}    # what capacity needs: rounded up
+CAPACITY_UNITS = {"requests"}                 # what a unit holds: rounded down
 SCALE = UNITS | SCALED_UNITS   # the SI value of one of each unit that has a scale
 CLAIM_UNITS = set(SCALE) | COUNT_UNITS | {"%", "x"}
 VERSIONS = ("en", "zh")   # the article's English version and its Chinese original
@@ -97,21 +114,67 @@ def all_claims() -> dict[str, Claim]:
     return merged
 
 
-def last_digit(stated: str) -> float:
-    """The value of one unit in the last digit ``stated`` prints: 0.1 for "61.4", 1 for "616"."""
-    return 10.0 ** -max(-Decimal(stated).as_tuple().exponent, 0)
+def last_digit(stated: str, exact: bool = False) -> float:
+    """The value of one unit in the last significant digit ``stated`` prints: 0.1 for "61.4", 1 for
+    "616", 10 for "40" and "4390" (a whole number's trailing zeros are not significant) unless
+    ``exact`` (a structural count, whose every digit counts)."""
+    sign, digits, exponent = Decimal(stated).as_tuple()
+    if exponent < 0 or exact:
+        return 10.0 ** min(exponent, 0)
+    zeros = len(digits) - len("".join(map(str, digits)).rstrip("0"))
+    return 10.0 ** min(zeros, len(digits) - 1)
 
 
-def rounds_to(stated: str, value: float) -> bool:
-    """True when ``value`` printed at ``stated``'s precision gives ``stated``."""
-    return abs(value - float(stated)) <= 0.5 * last_digit(stated) + 1e-12
+def significant(stated: str, exact: bool = False) -> int | None:
+    """The significant digits of a whole number as printed ("40" has 1, "4390" 3, "616" 3), or
+    None for a figure with a decimal point or an ``exact`` count (judged to its last digit)."""
+    sign, digits, exponent = Decimal(stated).as_tuple()
+    if exponent < 0 or exact:
+        return None
+    return max(len("".join(map(str, digits)).rstrip("0")), 1)
+
+
+def to_step(value: float, step: float, mode: str = "nearest") -> float:
+    """``value`` rounded to a multiple of ``step``: to the nearest (half up), ``up`` or ``down``."""
+    q, eps = value / step, 1e-9
+    whole = {"nearest": math.floor(q + 0.5 + eps), "up": math.ceil(q - eps), "down": math.floor(q + eps)}[mode]
+    return whole * step
+
+
+def to_digits(value: float, n: int, mode: str = "nearest") -> float:
+    """``value`` rounded to ``n`` significant digits: to the nearest, ``up`` or ``down``."""
+    if value == 0:
+        return 0.0
+    return to_step(value, 10.0 ** (math.floor(math.log10(abs(value))) - n + 1), mode)
+
+
+def rounds_to(stated: str, value: float, exact: bool = False, mode: str = "nearest") -> bool:
+    """True when ``value`` printed to ``stated``'s significant digits (rounded to the nearest, or
+    ``up`` or ``down``) gives ``stated``."""
+    if not math.isfinite(value):
+        return False
+    n = significant(stated, exact)
+    got = to_step(value, last_digit(stated, True), mode) if n is None else to_digits(value, n, mode)
+    return abs(got - float(stated)) <= 1e-9 * max(1.0, abs(float(stated)))
+
+
+def within_policy(claim: "Claim", value: float) -> str:
+    """"matches", "wrong direction" or "differs": ``value`` (in the claim's unit) against the claim
+    under the precision policy of this module."""
+    exact = claim.unit in EXACT_UNITS
+    if claim.unit in MACHINE_UNITS | CAPACITY_UNITS:
+        need, wrong = ("up", "down") if claim.unit in MACHINE_UNITS else ("down", "up")
+        if rounds_to(claim.stated, value, exact, need):
+            return "matches"
+        return "wrong direction" if rounds_to(claim.stated, value, exact, wrong) else "differs"
+    return "matches" if rounds_to(claim.stated, value, exact) else "differs"
 
 
 @dataclass(frozen=True)
 class Verdict:
     claim: Claim
     recomputed: float      # in the claim's unit
-    verdict: str           # "matches", "rounding", "unit slip" or "differs"
+    verdict: str           # "matches", "wrong direction", "rounding", "unit slip" or "differs"
     note: str
 
 
@@ -126,12 +189,18 @@ def judge(claim: Claim, recomputed_si: float) -> Verdict:
         value = recomputed_si / SCALE[unit]
     else:
         value = recomputed_si
-    if rounds_to(claim.stated, value):
+    found = within_policy(claim, value)
+    if found == "matches":
         return Verdict(claim, value, "matches", "")
+    if found == "wrong direction":
+        need = "up" if claim.unit in MACHINE_UNITS else "down"
+        return Verdict(claim, value, found, f"recomputed {value:,.4g} {unit}: a count capacity needs "
+                                            f"rounded {need}")
     binary = BINARY_OF.get(unit)
     if binary and rounds_to(claim.stated, recomputed_si / UNITS[binary]):
         return Verdict(claim, value, "unit slip",
                        f"{claim.stated} is the value in {binary}; in {unit} it is {value:,.4g}")
-    if abs(value - claim.value) < last_digit(claim.stated) and abs(value - claim.value) <= 0.01 * abs(value):
+    close = abs(value - claim.value) < last_digit(claim.stated) and abs(value - claim.value) <= 0.01 * abs(value)
+    if close and unit not in EXACT_UNITS:    # a structural count is never "rounded"
         return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, within one unit of the last digit")
     return Verdict(claim, value, "differs", f"recomputed {value:,.4g} {unit}")

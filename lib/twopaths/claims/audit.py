@@ -1,26 +1,51 @@
-"""The audit: every claim recomputed from named assumptions and judged.
+"""The audit: every claim recomputed from named assumptions and judged three ways.
 
 A check is a function registered for one claim id (``@check("id", ...)`` in ``claims/checks/``) that
 returns the claim's quantity in SI under the article's own assumptions; ``public`` optionally gives
-the same quantity under the models' public configs. The verdict is mechanical (``judge``):
+the same quantity under the models' released configs (and the book's serving assumptions for a
+serving plan). Each claim gets three judgments, each with its reason:
 
-- ``matches``: the recomputed value rounds to the printed one;
-- ``differs``: it does not; the note says why, starting with one of ``REASONS``. "unit slip" and
-  "rounding" are found by ``judge``; any other difference must be explained by the check itself
-  (``reason`` and ``explain``), and a check that explains a difference that is not there is a bug;
-- ``not checkable``: the claim data says why (an external benchmark, a price, a quotation).
+- **arithmetic**: does the stated figure follow from the article's stated inputs, under the precision
+  policy of ``twopaths.claims`` (printed significant digits; machine counts rounded up, capacities
+  down)? ``holds``, ``slip`` (a unit slip or a rounding) or ``fails``; ``not judged`` where the
+  recomputation prices another quantity than the article computed (see the other two);
+- **inputs**: are those inputs true of the released models and hardware? The public-config value,
+  judged by the same policy, with its source: ``holds``, ``fails``, ``depends`` (an uncertain fact of
+  ``specs/alternatives.yaml`` whose options disagree) or ``not compared`` (no config or spec sheet
+  gives the quantity: a scenario, a price, a quotation);
+- **reasoning**: is the quantity the one the argument needs (term, unit, denominator, rounding
+  direction, method)? ``holds`` unless the check names the fault.
+
+The overall verdict follows from the three (``overall``): ``wrong: <failed judgments>`` where the
+arithmetic or the reasoning fails; ``holds only under the article's inputs`` where only the inputs
+fail and the figure is derived from them, ``wrong: inputs`` where the figure states the input itself
+or also slips; ``depends on <fact>``; ``slip (unit)`` or ``slip (rounding)``; ``holds``. No claim whose
+inputs the configs contradict is ``holds``.
+
+The legacy ``verdict`` (``matches``, ``differs``, ``not checkable``: the article's arithmetic alone)
+and ``note`` are kept, with the note starting with one of ``REASONS`` where the claim differs. "unit
+slip", "rounding" and "rounding direction" are found by ``judge``; any other difference must be
+explained by the check (``reason`` and ``explain``), and a check that explains a difference that is
+not there is a bug.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from . import Claim, all_claims, judge
+from . import Claim, all_claims, judge, last_digit, within_policy
 
-REASONS = ("unit slip", "rounding", "inconsistent assumption", "wrong term", "arithmetic")
-EXPLAINED = REASONS[2:]     # the reasons only a check can give
+REASONS = ("unit slip", "rounding", "rounding direction", "inconsistent assumption", "wrong term",
+           "arithmetic")
+EXPLAINED = REASONS[3:] + ("unit slip",)    # the reasons a check may give
+JUDGMENTS = ("arithmetic", "inputs", "reasoning")
+# The judgment an explained reason belongs to; "inconsistent assumption" names its own (``fails``).
+REASON_FAILS = {"wrong term": "reasoning", "arithmetic": "arithmetic", "unit slip": "arithmetic"}
+CATEGORIES = ("wrong", "holds only under the article's inputs", "depends", "slip", "holds",
+              "not checkable")
 
 
 @dataclass(frozen=True)
@@ -30,24 +55,41 @@ class Check:
     public: Callable[[], float] | None = None
     reason: str = ""
     explain: str = ""
+    fails: str = ""          # the judgment an explained difference belongs to
+    reasoning: str = ""      # why the method is unsound, where the arithmetic may hold
+    depends: tuple | None = None   # (fact id, option id -> public value in SI)
+    basis: str = "the article's inputs"   # what the article-assumption value is computed from
 
 
 CHECKS: dict[str, Check] = {}
 
 
-def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: str = "", explain: str = ""):
+def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: str = "",
+          explain: str = "", fails: str = "", reasoning: str = "", depends: tuple | None = None,
+          basis: str = "the article's inputs"):
     """Register the decorated function as the article-assumption recomputation of ``claim_id``."""
     if reason and reason not in EXPLAINED:
         raise ValueError(f"check {claim_id}: reason {reason!r} is not one of {EXPLAINED}")
     if reason and not explain:
         raise ValueError(f"check {claim_id}: a reason needs an explanation")
+    fails = fails or REASON_FAILS.get(reason, "")
+    if reason and fails not in JUDGMENTS:
+        raise ValueError(f"check {claim_id}: reason {reason!r} must name the judgment it fails "
+                         f"(fails=one of {JUDGMENTS})")
 
     def register(fn: Callable[[], float]):
         if claim_id in CHECKS:
             raise ValueError(f"check {claim_id} is registered twice")
-        CHECKS[claim_id] = Check(claim_id, fn, public, reason, explain)
+        CHECKS[claim_id] = Check(claim_id, fn, public, reason, explain, fails, reasoning, depends,
+                                   basis)
         return fn
     return register
+
+
+@dataclass(frozen=True)
+class Judgment:
+    status: str     # "holds", "slip", "fails", "depends", "not judged" or "not compared"
+    reason: str
 
 
 @dataclass(frozen=True)
@@ -59,35 +101,181 @@ class Row:
     recomputed: float | None
     public_config: float | None
     unit: str
-    verdict: str      # "matches", "differs" or "not checkable"
+    verdict: str      # the article's arithmetic alone: "matches", "differs" or "not checkable"
     note: str
+    arithmetic: Judgment | None = None
+    inputs: Judgment | None = None
+    reasoning: Judgment | None = None
+    overall: str = "not checkable"
+    source: str = ""               # where the public value comes from
+    alternatives: tuple = ()       # (option id, value in the claim's unit, holds?) per option
+
+    @property
+    def category(self) -> str:
+        """The overall verdict without its detail: one of ``CATEGORIES``."""
+        return next(c for c in CATEGORIES if self.overall.startswith(c))
+
+    @property
+    def failed(self) -> tuple[str, ...]:
+        """The judgments that fail or slip."""
+        return tuple(j for j in JUDGMENTS
+                     if getattr(self, j) and getattr(self, j).status in ("fails", "slip"))
+
+    @property
+    def slip(self) -> str:
+        """"unit slip" or "rounding" where the arithmetic slips, else ""."""
+        a = self.arithmetic
+        return a.reason.split(":")[0] if a is not None and a.status == "slip" else ""
+
+    @property
+    def moves(self) -> float:
+        """How far the released configs move the figure: the larger of public/stated and its
+        inverse (1 where there is no public value; inf where one is zero or the signs differ)."""
+        s, p = float(self.stated), self.public_config
+        if p is None or not math.isfinite(p) or p == s:
+            return 1.0 if p is None or p == s else math.inf
+        if s == 0 or p == 0 or (s < 0) != (p < 0):
+            return math.inf
+        return max(p / s, s / p)
 
 
 def _in_unit(claim: Claim, si: float) -> float:
     return judge(claim, si).recomputed
 
 
+# The names a paraphrase uses for a model or a card, and the spec whose source backs its value.
+NAMES = (("kimi-k3", r"\bK3\b|Kimi"), ("deepseek-v4-flash", r"Flash"),
+         ("deepseek-v4-pro", r"V4|DSV4|DeepSeek's|Pro\b"), ("deepseek-v3.2", r"V3\.2"),
+         ("deepseek-v3", r"\bV3\b(?!\.)"))
+GPUS = (("h200", r"H200"), ("b300", r"B300"), ("h100", r"H100"), ("b200", r"B200"))
+
+
+def sources(claim: Claim, serving: bool = False) -> str:
+    """The sources of the specs a claim names (models' configs, GPUs' datasheets), ``; ``-joined."""
+    from ..specs import gpu, model
+    text = f"{claim.id} {claim.paraphrase}".replace("k3-", "K3 ").replace("v4-", "V4 ")
+    found = [model(m).source for m, pat in NAMES if re.search(pat, text)]
+    found += [gpu(g).source for g, pat in GPUS if re.search(pat, text)]
+    if serving:
+        found.append("the book's serving assumptions (specs/serving.yaml)")
+    return "; ".join(dict.fromkeys(found)) or "the models' public configs (specs/models)"
+
+
+def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
+    if found.verdict == "matches":
+        return Judgment("holds", f"recomputed {found.recomputed:,.4g} {claim.unit} from {c.basis}")
+    if found.verdict in ("unit slip", "rounding"):
+        return Judgment("slip", f"{found.verdict}: {found.note}")
+    if found.verdict == "wrong direction":
+        return Judgment("fails", f"rounding direction: {found.note}")
+    if c.reason and c.fails == "arithmetic":
+        status = "slip" if c.reason == "unit slip" else "fails"
+        return Judgment(status, f"{c.reason}: {c.explain} ({found.note})")
+    if c.reason:
+        return Judgment("not judged", f"the recomputation prices what the claim names; see "
+                                      f"{c.fails}")
+    return Judgment("fails", f"unexplained: {found.note}")
+
+
+def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
+            serving: bool) -> tuple[Judgment, tuple]:
+    src = sources(claim, serving)
+    if c.depends:
+        fact_id, fn = c.depends
+        alt = _fact(fact_id)
+        values = tuple((o.id, _in_unit(claim, fn(o.id)), within_policy(claim, _in_unit(claim, fn(o.id)))
+                        == "matches") for o in alt.options)
+        said = "; ".join(f"{v:,.4g} {claim.unit} with {o.label} ({o.source})"
+                         for (_, v, _), o in zip(values, alt.options))
+        held = {ok for _, _, ok in values}
+        status = "depends" if len(held) == 2 else ("holds" if held == {True} else "fails")
+        return Judgment(status, f"{alt.fact}: {said}"), values
+    if public is None:
+        return Judgment("not compared", "no released config or spec sheet gives this quantity: it "
+                                        "rests on the article's own scenario or on a quoted source"), ()
+    if c.reason and c.fails == "reasoning":
+        # the recomputation is the quantity the claim names: its inputs hold if the configs give it too
+        same = abs(public - recomputed) <= 0.5 * last_digit(claim.stated) or public == recomputed
+        verb = "holds" if same else "fails"
+        return Judgment(verb, f"for the quantity the claim names the article's inputs give "
+                              f"{recomputed:,.4g} {claim.unit} and the released configs {public:,.4g} "
+                              f"({src})"), ()
+    if within_policy(claim, public) == "matches":
+        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit} ({src})"), ()
+    return Judgment("fails", f"the released configs give {public:,.4g} {claim.unit}, not "
+                             f"{claim.stated} ({src})"), ()
+
+
+def _fact(fact_id: str):
+    from ..specs.alternatives import alternative
+    return alternative(fact_id)
+
+
+def _reasoning(c: Check) -> Judgment:
+    if c.reasoning:
+        return Judgment("fails", c.reasoning)
+    if c.reason and c.fails == "reasoning":
+        return Judgment("fails", f"{c.reason}: {c.explain}")
+    return Judgment("holds", "the check finds no other term, unit, denominator or method at fault")
+
+
+def overall(claim: Claim, arithmetic: Judgment, inputs: Judgment, reasoning: Judgment,
+            fact: str = "") -> str:
+    """The overall verdict that follows from the three judgments (module docstring)."""
+    wrong = [n for n, j in zip(JUDGMENTS, (arithmetic, inputs, reasoning)) if j.status == "fails"]
+    if "arithmetic" in wrong or "reasoning" in wrong:
+        return "wrong: " + ", ".join(wrong)
+    if wrong:
+        derived = claim.derived_from and arithmetic.status == "holds"
+        return "holds only under the article's inputs" if derived else "wrong: inputs"
+    if inputs.status == "depends":
+        return f"depends on {fact}"
+    if arithmetic.status == "slip":
+        return f"slip ({'unit' if arithmetic.reason.startswith('unit') else 'rounding'})"
+    return "holds"
+
+
+def _legacy_note(c: Check, found) -> tuple[str, str]:
+    """The verdict and note the audit gave before the three judgments (kept for the JSON)."""
+    if found.verdict == "matches":
+        if c.reason:
+            raise ValueError(f"check {c.claim_id} explains a difference ({c.reason}) but the claim "
+                             f"matches: {found.recomputed:,.6g}")
+        return "matches", c.explain
+    if found.verdict in ("unit slip", "rounding"):
+        return "differs", f"{found.verdict}: {found.note}" + (f"; {c.explain}" if c.explain else "")
+    if found.verdict == "wrong direction":
+        return "differs", f"rounding direction: {found.note}"
+    if c.reason:
+        return "differs", f"{c.reason}: {c.explain} ({found.note})"
+    return "differs", f"unexplained: {found.note}"
+
+
 def audit_row(claim: Claim) -> Row:
     """One claim's row of the audit."""
-    base = dict(id=claim.id, section=claim.section, claim=claim.paraphrase, stated=claim.stated, unit=claim.unit)
+    base = dict(id=claim.id, section=claim.section, claim=claim.paraphrase, stated=claim.stated,
+                unit=claim.unit)
     if claim.checkable is not True:
-        return Row(recomputed=None, public_config=None, verdict="not checkable", note=claim.checkable, **base)
+        return Row(recomputed=None, public_config=None, verdict="not checkable", note=claim.checkable,
+                   **base)
     c = _checks().get(claim.id)
     if c is None:
         raise LookupError(f"claim {claim.id} is checkable but no check is registered for it")
-    v = judge(claim, c.article())
+    found = judge(claim, c.article())
     public = _in_unit(claim, c.public()) if c.public else None
-    if v.verdict == "matches":
-        if c.reason:
-            raise ValueError(f"check {claim.id} explains a difference ({c.reason}) but the claim matches: {v.recomputed:,.6g}")
-        return Row(recomputed=v.recomputed, public_config=public, verdict="matches", note=c.explain, **base)
-    if v.verdict in ("unit slip", "rounding"):
-        note = f"{v.verdict}: {v.note}" + (f"; {c.explain}" if c.explain else "")
-    elif c.reason:
-        note = f"{c.reason}: {c.explain} ({v.note})"
-    else:
-        note = f"unexplained: {v.note}"
-    return Row(recomputed=v.recomputed, public_config=public, verdict="differs", note=note, **base)
+    verdict, note = _legacy_note(c, found)
+    serving = claim.id in _serving_ids()
+    a, (i, alts), r = _arithmetic(claim, c, found), _inputs(claim, c, public, found.recomputed, serving), _reasoning(c)
+    fact = _fact(c.depends[0]).fact if c.depends else ""
+    return Row(recomputed=found.recomputed, public_config=public, verdict=verdict, note=note,
+               arithmetic=a, inputs=i, reasoning=r, overall=overall(claim, a, i, r, fact),
+               source=sources(claim, serving) if public is not None or c.depends else "",
+               alternatives=alts, **base)
+
+
+def _serving_ids() -> set[str]:
+    from . import claims
+    return set(claims("serving"))
 
 
 def _checks() -> dict[str, Check]:
@@ -103,13 +291,46 @@ def audit(topics: list[str] | None = None) -> list[Row]:
     return [audit_row(every[cid]) for cid in ids]
 
 
+def by_id(topics: list[str] | None = None) -> dict[str, Row]:
+    """The audit's rows by claim id: what a page reads a verdict from."""
+    return {r.id: r for r in audit(topics)}
+
+
 def as_dicts(rows: list[Row]) -> list[dict]:
-    """Rows as JSON-ready dicts (NaN and infinities become null)."""
+    """Rows as JSON-ready dicts (NaN and infinities become null); the legacy keys come first."""
+    def finite(x):
+        return None if isinstance(x, float) and not math.isfinite(x) else x
     out = []
     for r in rows:
         d = asdict(r)
         for k in ("recomputed", "public_config"):
-            if isinstance(d[k], float) and not math.isfinite(d[k]):
-                d[k] = None
+            d[k] = finite(d[k])
+        d["alternatives"] = [dict(option=o, value=finite(v), holds=ok) for o, v, ok in r.alternatives]
+        d["category"] = r.category
         out.append(d)
     return out
+
+
+# ---- what a page glues: one verdict per claim, read from here (tests/test_verdicts_agree.py) ----
+
+GLUED = {"verdict": lambda r: r.overall,
+         "arithmetic": lambda r: r.arithmetic.status if r.arithmetic else "not checkable",
+         "stated": lambda r: float(r.stated), "recomputed": lambda r: r.recomputed,
+         "public": lambda r: r.public_config}
+
+
+def glue_name(claim_id: str, field: str = "verdict") -> str:
+    """The glue name a page uses for one field of one claim's row: ``claim_<id>_<field>``."""
+    if field not in GLUED:
+        raise ValueError(f"field {field!r} is not one of {sorted(GLUED)}")
+    return f"claim_{claim_id.replace('-', '_').replace('.', '_')}_{field}"
+
+
+def glue_claim(glue: Callable, row: Row, *fields: str) -> None:
+    """Glue ``fields`` (the verdict by default) of ``row`` with ``glue`` (``chapter.glue``); a
+    missing or infinite figure is not glued (the results file keeps finite numbers only)."""
+    for field in fields or ("verdict",):
+        value = GLUED[field](row)
+        if value is None or (isinstance(value, float) and not math.isfinite(value)):
+            continue
+        glue(glue_name(row.id, field), value, "verdict" if isinstance(value, str) else row.unit)

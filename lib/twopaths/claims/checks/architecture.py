@@ -21,7 +21,9 @@ import numpy as np
 
 from ...calc import attention_flops, kv
 from ...calc.params import param_counts
+from ...layers import routers
 from ...specs import model
+from ...specs.alternatives import alternative
 from .. import SCALE, all_claims
 from ..audit import check
 
@@ -92,7 +94,8 @@ def fact(claim_id: str, model_id: str, read, **explained):
     """Register a figure the article takes from a model's release: both columns read its config."""
     def value():
         return float(read(model_id))
-    check(claim_id, public=value, **explained)(value)
+    check(claim_id, public=value, basis=f"{model_id}'s config (a figure the article takes from the "
+                                         "release)", **explained)(value)
 
 
 def largest_singular_value(n: int, seed: int = 0) -> float:
@@ -165,13 +168,33 @@ check("k3-expert-activation-rate",
     lambda: _k3_expert_share(stated("k3-experts-per-token"), stated("k3-shared-experts"), stated("k3-routed-experts")))
 
 V3_ROUTING = "the article's 8 of 256 is V3 and V3.2's routing, read here from V3.2's config; V4-Pro's routes 6 of 384"
-check("v4-routed-experts", public=lambda: config(PRO)["n_routed_experts"], explain=V3_ROUTING)(
+# The article's figure is V3.2's routing: the article column shows where it comes from, the public
+# column is V4-Pro's own config, which the claim is about.
+V32_BASIS = "V3.2's config, the model the article's DSV4 routing is taken from"
+check("v4-routed-experts", public=lambda: config(PRO)["n_routed_experts"], explain=V3_ROUTING, basis=V32_BASIS)(
     lambda: config(V32)["n_routed_experts"])
-check("v4-experts-per-token", public=lambda: config(PRO)["num_experts_per_tok"], explain=V3_ROUTING)(
-    lambda: config(V32)["num_experts_per_tok"])
+check("v4-experts-per-token", public=lambda: config(PRO)["num_experts_per_tok"], explain=V3_ROUTING,
+      basis=V32_BASIS)(lambda: config(V32)["num_experts_per_tok"])
 check("v4-expert-activation-rate", public=lambda: config(PRO)["num_experts_per_tok"] / config(PRO)["n_routed_experts"],
       explain="routed experts only, 8/256 (K3's 2.0% counts its shared experts); V4-Pro's config gives 6/384")(
     lambda: stated("v4-experts-per-token") / stated("v4-routed-experts"))
+def k3_rank(shares: dict) -> int:
+    """K3's place among ``shares`` (model -> share of experts a token uses), lowest first."""
+    return 1 + sum(v < shares["k3"] for m, v in shares.items() if m != "k3")
+
+
+def public_share(model_id: str) -> float:
+    """Experts a token uses, shared ones counted, by the model's config (chapter 04's definition)."""
+    return routers.moe_counts(config(model_id)).activation_rate()
+
+
+check("k3-sparsest",
+      public=lambda: k3_rank({"k3": public_share(K3), "v4": public_share(PRO),
+                              "mixtral": stated("mixtral-expert-activation-rate")}),
+      reasoning="K3's 2.0% counts its 2 shared experts, DSV4's 3.1% leaves its shared expert out: the "
+                "ranking sets two shares with unlike denominators side by side")(
+    lambda: k3_rank({"k3": stated("k3-expert-activation-rate"), "v4": stated("v4-expert-activation-rate"),
+                     "mixtral": stated("mixtral-expert-activation-rate")}))
 check("mixtral-expert-activation-rate")(lambda: stated("mixtral-experts-per-token") / stated("mixtral-experts"))
 fact("situ-gate-softcap", K3, key("activation_situ_beta"))
 fact("situ-linear-softcap", K3, key("activation_situ_linear_beta"))
@@ -208,11 +231,38 @@ def flops_share(tokens: int) -> float:
     return attention_flops.flops_per_token(PRO, tokens) / attention_flops.flops_per_token(V32, tokens)
 
 
-check("v4-kv-share-of-v32", public=lambda: kv_share(context(PRO)), reason="inconsistent assumption",
-      explain="the article adopts DeepSeek's 10% (and builds part III's V4 cache on it), but the two configs' "
-              "caches, indexer keys included, give 11.4% in BF16 and 11.5% in their FP8 layouts")(
+def kv_share_with(indexer: str, kv_dtype: str = "fp8") -> float:
+    """V4-Pro's cache over V3.2's at the config's context in the layouts each ships (FP8), with V4's
+    indexer keys stored as option ``indexer`` of ``specs/alternatives.yaml`` (V3.2 keeps its
+    published FP8 keys): DeepSeek's claim is about its serving layouts."""
+    pro, v32, tokens = model(PRO), model(V32), context(PRO)
+    entry = kv.formats_for(pro, kv_dtype)[0]
+    return (kv.request_kv_bytes(pro, tokens, (entry, indexer_format(indexer)))
+            / kv.request_kv_bytes(v32, tokens, kv_dtype))
+
+
+def indexer_format(option: str) -> kv.KVFormat:
+    """One option for V4's cached indexer key (``specs/alternatives.yaml``, ``v4-indexer-keys``)."""
+    settings = alternative("v4-indexer-keys").option(option).settings
+    if "indexer_format" in settings:
+        return kv.FORMATS[settings["indexer_format"]]
+    return kv.KVFormat(f"{option}-indexer", settings["value_bytes"], settings["rope_bytes"],
+                       source=alternative("v4-indexer-keys").option(option).source)
+
+
+def million(option: str) -> int:
+    """What "1M tokens" counts under option ``option`` of ``million-tokens``."""
+    return alternative("million-tokens").option(option).settings["tokens"]
+
+
+check("v4-kv-share-of-v32", public=lambda: kv_share_with(alternative("v4-indexer-keys").used),
+      depends=("v4-indexer-keys", kv_share_with),
+      explain="the article adopts DeepSeek's 10% (and builds part III's V4 cache on it); in the layouts "
+              "each ships, indexer keys included, the two configs' caches give 11.5% with FP8 indexer "
+              "keys and 10.4% with FP4 ones")(
     lambda: kv_share(int(stated("v4-context"))))
 check("v4-flops-share-of-v32", public=lambda: flops_share(context(PRO)),
+      depends=("million-tokens", lambda o: flops_share(million(o))),
       explain="2 FLOPs per activated parameter plus attention over 1M tokens, from the two configs")(
     lambda: flops_share(int(stated("v4-context"))))
 

@@ -7,6 +7,7 @@ BF16 with its short-conv tail.
 
 from ...calc import kv
 from ...specs import model
+from ...specs.alternatives import alternative
 from ..audit import check
 
 M = 1_000_000          # the article's "1M" tokens
@@ -29,9 +30,22 @@ def part(spec, label, tokens=M):
     return kv.kv_breakdown(spec, tokens, "bf16" if spec.assumptions == "public" else None)[label]
 
 
-check("kda-state-per-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16"))(
-    lambda: kv.layer_bytes(art("kimi-k3"), "kda", 0))
-check("kda-state-total", public=lambda: part(pub("kimi-k3"), "KDA state"))(
+def state_dtype(option: str) -> str:
+    """The KDA state dtype under option ``option`` of ``k3-kda-state-dtype`` (specs/alternatives.yaml)."""
+    return alternative("k3-kda-state-dtype").option(option).settings["state_dtype"]
+
+
+def kda_state(option: str, total: bool = False) -> float:
+    """K3's KDA state (one layer, or every layer's) from the config with the state in that dtype."""
+    if total:
+        return kv.kv_breakdown(pub("kimi-k3"), M, "bf16", state_dtype(option))["KDA state"]
+    return kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16", state_dtype(option))
+
+
+check("kda-state-per-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16"),
+      depends=("k3-kda-state-dtype", kda_state))(lambda: kv.layer_bytes(art("kimi-k3"), "kda", 0))
+check("kda-state-total", public=lambda: part(pub("kimi-k3"), "KDA state"),
+      depends=("k3-kda-state-dtype", lambda o: kda_state(o, total=True)))(
     lambda: part(art("kimi-k3"), "KDA state"))
 check("k3-mla-per-token-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "mla", 1, "bf16"))(
     lambda: kv.layer_bytes(art("kimi-k3"), "mla", 1))
@@ -41,20 +55,20 @@ check("k3-mla-request-1m", public=lambda: part(pub("kimi-k3"), "MLA latent"))(
     lambda: part(art("kimi-k3"), "MLA latent"))
 check("k3-request-1m", public=lambda: request(pub("kimi-k3")))(lambda: request(art("kimi-k3")))
 check("k3-kda-share-1m", public=lambda: part(pub("kimi-k3"), "KDA state") / request(pub("kimi-k3")),
-      reason="inconsistent assumption",
+      reason="unit slip",
       explain="207 is the KDA state in MiB, divided here by a request in GB; in one unit the share is higher")(
     lambda: part(art("kimi-k3"), "KDA state") / request(art("kimi-k3")))
 check("v32-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v3.2"), "bf16"))(
     lambda: kv.kv_bytes_per_token(art("deepseek-v3.2")))
 check("v4-per-token", public=lambda: kv.kv_bytes_per_token(pub("deepseek-v4-pro"), "bf16"))(
     lambda: kv.kv_bytes_per_token(art("deepseek-v4-pro")))
-check("v4-request-1m", public=lambda: request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+check("v4-request-1m", public=lambda: request(pub("deepseek-v4-pro")), reason="unit slip",
       explain="the 12.2 KiB per token (printed as KB) is multiplied by a million as if it were 12.2 kB")(
     lambda: request(art("deepseek-v4-pro")))
 check("k3-over-v4-request", public=lambda: request(pub("kimi-k3")) / request(pub("deepseek-v4-pro")))(
     lambda: request(art("kimi-k3")) / request(art("deepseek-v4-pro")))
 check("k3-10k-requests", public=lambda: CONCURRENCY * request(pub("kimi-k3")))(
     lambda: CONCURRENCY * request(art("kimi-k3")))
-check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="inconsistent assumption",
+check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="unit slip",
       explain="carries the 12.2 GB per request, itself a KiB figure read as kB")(
     lambda: CONCURRENCY * request(art("deepseek-v4-pro")))

@@ -102,8 +102,8 @@ for m in (K3, PRO):
     check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus)(lambda m=m: bare_count(m).kv_gpus)
     check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share)(
         lambda m=m: bare_count(m).weights_share)
-check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total, reason="arithmetic",
-      explain="its own two terms add to 20 + 4,369 = 4,389 GPUs")(lambda: bare_count(K3).total)
+check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total,
+      explain="its own two terms add to 20 + 4,369 = 4,389 GPUs, which 4,390 rounds up")(lambda: bare_count(K3).total)
 check("v4-gpus-bare", public=lambda: bare_count(PRO, "public").total)(lambda: bare_count(PRO).total)
 check("gpu-gap-bare", public=lambda: bare_count(K3, "public").total / bare_count(PRO, "public").total)(
     lambda: bare_count(K3).total / bare_count(PRO).total)
@@ -119,19 +119,20 @@ fact("v4-dense-ffn-layers", PRO, lambda m: config(m).get("first_k_dense_replace"
 
 fact("k3-total-params-precise", K3, total)
 fact("k3-attention-params", K3, lambda m: group_params(m, "attention"), reason="inconsistent assumption",
-     explain="the config's 69 KDA and 24 Gated MLA layers hold 0.036T, a fourteenth of the 0.5T taken off")
+     fails="inputs", explain="the config's 69 KDA and 24 Gated MLA layers hold 0.036T, a fourteenth of the 0.5T taken off")
 fact("k3-embedding-params", K3, lambda m: group_params(m, "embedding", "head"), reason="inconsistent assumption",
-     explain="the config's embedding and untied output head hold 2.3B together, a fortieth of the 0.1T taken off")
+     fails="inputs", explain="the config's embedding and untied output head hold 2.3B together, a fortieth of the 0.1T taken off")
 fact("v4-non-expert-params", PRO, lambda m: total(m) - group_params(m, "routed_experts"), reason="inconsistent assumption",
-     explain="the config has 0.026T outside the routed experts (attention, shared experts, embeddings, mHC), "
+     fails="inputs", explain="the config has 0.026T outside the routed experts (attention, shared experts, embeddings, mHC), "
              "not 0.3T")
 check("k3-moe-params", public=lambda: group_params(K3, "routed_experts", "shared_experts"),
       explain="from 0.6T taken off for attention and embedding; the config's experts hold 2.73T")(lambda: moe_params(K3))
 check("k3-experts-counted", public=lambda: config(K3)["num_experts"] + config(K3)["num_shared_experts"])(
     lambda: deployment(K3).routed_experts + deployment(K3).shared_experts)
+SHARED_IN_DIVISOR = ("the 2 full-width shared experts counted as routed ones in the divisor; DSV4's size "
+                     "leaves its shared expert out")
 check("k3-expert-params", public=lambda: expert_params(K3, "public"),
-      explain="the 2 full-width shared experts counted as routed ones in the divisor; DSV4's size leaves its shared "
-              "expert out")(lambda: expert_params(K3))
+      explain=SHARED_IN_DIVISOR, reasoning=SHARED_IN_DIVISOR)(lambda: expert_params(K3))
 check("k3-expert-params-zh", public=lambda: expert_params(K3, "public"), reason="wrong term",
       explain="2.2T / 898 is 2.45 billion parameters, not trillion; the 2.45 GB it goes on to is right for billions")(
     lambda: expert_params(K3))
@@ -147,7 +148,7 @@ check("eplb-experts", public=lambda: ep.routed_experts(PRO, "public") + deployme
 FIELDS = {"nodes": "nodes", "experts-per-gpu": "experts_per_gpu", "weights-per-gpu": "weights_per_gpu",
           "free-per-gpu": "kv_per_gpu"}
 EXPLAINED = {"k3-ep16-free-per-gpu": dict(
-    reason="inconsistent assumption",
+    reason="inconsistent assumption", fails="reasoning",
     explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
             "with it EP=16 has no room at all")}
 EXPERTS_ONLY = ("routed experts only, in both columns; under attention DP a GPU also keeps every non-expert "
@@ -158,7 +159,8 @@ for m in (K3, PRO):
         for suffix, field in FIELDS.items():
             cid = f"{TAG[m]}-ep{size}-{suffix}"
             if cid in TOPIC:
-                explained = EXPLAINED.get(cid, {"explain": EXPERTS_ONLY} if suffix == "weights-per-gpu" else {})
+                only = dict(explain=EXPERTS_ONLY, reasoning=EXPERTS_ONLY)
+                explained = EXPLAINED.get(cid, only if suffix == "weights-per-gpu" else {})
                 check(cid, public=lambda m=m, s=size, f=field: public_row(m, s)[f], **explained)(
                     lambda m=m, s=size, f=field: getattr(row(m, s), f))
     check(f"{TAG[m]}-ep-size", public=lambda m=m: smallest_valid_ep(m),

@@ -1,0 +1,63 @@
+"""The one-screen findings page: the article's headline claims, each with the chapter that shows it,
+and the K3 / V4-Pro comparison at a glance, from the calculators the chapters use."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from IPython.display import Markdown
+
+from ..report import markdown_table
+from .audit import Row, by_id
+from .report import fmt, printed
+
+# The claims the article's conclusions rest on, in the article's order, and the page that shows each.
+HEADLINE = {
+    "k3-mla-per-token-layer": "01-kv-wall",
+    "k3-over-v4-request": "01-kv-wall",
+    "v4-kv-share-of-v32": "01-kv-wall",
+    "k3-sparsest": "04-latent-moe",
+    "gpu-gap-bare": "09-parallelism",
+    "node-ratio-h200": "11-prefill-decode",
+    "kda-advantage-context": "12-offload-duty-cycle",
+    "k3-b300-improvement": "13-hardware-cost",
+    "k3-ttft-headroom": "13-hardware-cost",
+    "unit-cost-ratio": "13-hardware-cost",
+}
+
+
+def headline_rows() -> list[Row]:
+    rows = by_id()
+    return [rows[cid] for cid in HEADLINE]
+
+
+def headline_table(rows: list[Row]) -> Markdown:
+    """One line per headline claim: the article's figure, the figure from its own inputs and from
+    the released configs, the verdict and the chapter that shows it."""
+    return markdown_table(
+        ["claim", "article", "its own inputs", "released configs", "verdict", "shown in"],
+        [[r.claim, printed(r), fmt(r.recomputed, r.unit), fmt(r.public_config, r.unit), r.overall,
+          f"{{doc}}`{HEADLINE[r.id]}`"] for r in rows])
+
+
+@dataclass(frozen=True)
+class Glance:
+    """K3 against V4-Pro: cache per request over context, weights per decode GPU and nodes for the
+    sessions, by GPU, from the book's plans (public configs, the book's serving assumptions)."""
+    contexts: tuple[int, ...]
+    cache: dict            # model -> bytes per request at each context
+    weights: dict          # (model, gpu) -> weight bytes on one decode GPU
+    usable: dict           # gpu -> bytes a GPU gives weights plus cache
+    nodes: dict            # (model, gpu) -> total nodes
+
+
+def glance(a, plans: dict, models: tuple[str, str], gpus: tuple[str, ...], rho: float,
+           contexts: tuple[int, ...]) -> Glance:
+    """The at-a-glance figures from ``plans`` (``plans.headline``) at duty cycle ``rho``."""
+    from ..calc import kv
+    from ..specs import model
+    cache = {m: [kv.request_kv_bytes(model(m), t, a.kv_dtype) for t in contexts] for m in models}
+    pick = {(m, g): plans[m, g, rho] for m in models for g in gpus}
+    return Glance(contexts, cache, {k: p.decode.weights for k, p in pick.items()},
+                  {g: pick[models[0], g].decode.usable for g in gpus},
+                  {k: p.nodes for k, p in pick.items()})
