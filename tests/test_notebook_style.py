@@ -94,7 +94,8 @@ def repr_outputs(nb) -> list[str]:
     for i, cell in code_cells(nb, NO_OUTPUT):
         for output in cell.get("outputs", []):
             text = shown_text(output).strip()
-            bare = output["output_type"] == "execute_result" and text[:1] in "([{" and text[-1:] in ")]}"
+            bare = (output["output_type"] == "execute_result" and text != ""
+                    and text[0] in "([{" and text[-1] in ")]}")
             if REPRS.search(text) or bare:
                 found.append(f"cell {i}: {text[:60]!r}")
     return found
@@ -243,6 +244,9 @@ DEFECTS = [
     (repr_outputs, ("t", {}, [text_output("torch.Size([2, 3])\n", "stream")]),
      ("t", {}, [text_output("shape 2 by 3\n", "stream")])),
     (repr_outputs, ("t", {}, [text_output("(3, 4.5)")]), ("t", {}, [text_output("3 of 4.5")])),
+    (repr_outputs, ("t", {}, [text_output("[3, 4.5]")]),
+     ("t", {}, [{"output_type": "execute_result", "metadata": {},
+                 "data": {"text/plain": "", "text/markdown": "| a |"}}])),
     (repr_outputs, ("d", {}, [text_output("{'a': 1}")]),
      ("d", {}, [{"output_type": "display_data", "metadata": {},
                  "data": {"text/plain": "{'a': 1}", "text/markdown": "| a |\n|---|\n| 1 |"}}])),

@@ -10,6 +10,8 @@ background in the site's light and dark modes. ``chapter.setup`` applies the sty
 
 from __future__ import annotations
 
+import math
+
 import matplotlib
 from cycler import cycler
 from matplotlib import ticker
@@ -63,10 +65,16 @@ def size(height: float = HEIGHT, share: float = 1.0) -> tuple[float, float]:
 
 
 def plain(value: float, _pos=None) -> str:
-    """A tick label in plain decimals, thousands as k, M and G: 0.5, 2, 30, 4k, 1M."""
+    """A tick label in plain decimals, thousands as k, M and G: 0.5, 2, 30, 4k, 1M; below 0.001 a
+    power of ten (10⁻⁷, 2×10⁻⁵), which decimals would spell out in zeros."""
     for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if abs(value) >= scale:
             return f"{value / scale:g}{suffix}"
+    if value and abs(value) < 1e-3:
+        exponent = math.floor(math.log10(abs(value)) + 1e-9)
+        mantissa = round(value / 10**exponent, 6)
+        head = "" if mantissa == 1 else f"{mantissa:g}\\times"
+        return f"${head}10^{{{exponent}}}$"
     return f"{value:g}"
 
 
