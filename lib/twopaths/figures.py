@@ -78,13 +78,19 @@ def plain(value: float, _pos=None) -> str:
     return f"{value:g}"
 
 
-def log_axis(ax, which: str = "x", subs: tuple[float, ...] = (1.0, 2.0, 5.0)) -> None:
-    """Put ``ax``'s ``which`` axis ("x" or "y") on a log scale labelled 1, 2, 5, 10, 20, ...
-    in plain decimals, never "6×10⁰"; the minor ticks stay, unlabelled."""
+def log_axis(ax, which: str = "x", subs: tuple[float, ...] | None = None) -> None:
+    """Put ``ax``'s ``which`` axis ("x" or "y") on a log scale with labels in plain decimals
+    (``plain``), never "6×10⁰"; the minor ticks stay, unlabelled. Call it after plotting: by default
+    the labelled multiples of each decade follow the span of the data (1, 2, 5 over up to about two
+    decades, 1 and 3 up to four, powers of ten beyond)."""
     if which not in ("x", "y"):
         raise ParameterError("which", which, "'x' or 'y'")
     axis = ax.xaxis if which == "x" else ax.yaxis
     (ax.set_xscale if which == "x" else ax.set_yscale)("log")
+    if subs is None:
+        lo, hi = ax.get_xlim() if which == "x" else ax.get_ylim()
+        decades = math.log10(hi / lo) if lo > 0 else math.inf
+        subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4.5 else (1.0,)
     axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
     axis.set_major_formatter(ticker.FuncFormatter(plain))
     axis.set_minor_formatter(ticker.NullFormatter())
