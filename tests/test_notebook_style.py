@@ -1,6 +1,19 @@
 """What a reader sees of each chapter: code that fits the column, no reprs, captioned figures, no
 bookkeeping on show.
 
+The conventions these rules hold a chapter to:
+- a shown code cell (not tagged ``remove-input`` or ``remove-cell``) has lines of at most 79
+  characters and at most 25 lines; longer logic goes into ``twopaths``;
+- no shown output is a repr (``np.float64(``, ``torch.Size(``, ``tensor(``, ``Setup(``, a bare
+  tuple, list or dict): format numbers with units, tables (``report.markdown_table``) or sentences;
+  no cell ends in a bare expression such as ``run`` or ``x, y``;
+- a cell that shows a figure shows one, and carries
+  ``{"mystnb": {"figure": {"caption": ..., "name": "fig-<nn>-<what>"}, "image": {"alt": ...}}}``
+  in its metadata; figures use ``twopaths.figures`` (``figures.size(...)``, ``figures.log_axis``)
+  and stay within ``figures.MAX_PX`` once executed;
+- a cell that only glues or asserts is tagged ``remove-input``; slider cells ``remove-cell``;
+- papermill's injected-parameters cell is tagged ``remove-cell`` by the runner.
+
 The rules read the notebooks' sources (cheap, always) and, where a run has left them, the executed
 copies under ``_build`` (the site's, ``_build/src/notebooks``, and single-chapter runs',
 ``_build/chapters``). Each rule is also run on a small synthetic notebook holding its defect, so
