@@ -196,13 +196,19 @@ def shown_bookkeeping(nb) -> list[str]:
     return found
 
 
+def shown_sliders(nb) -> list[str]:
+    """Slider cells live in Jupyter only: on the static site a widget has no kernel to drive it."""
+    return [f"cell {i}: sliders on the site; tag it remove-cell" for i, cell in code_cells(nb, {"remove-cell"})
+            if re.search(r"\bsliders\.show\(|\bipywidgets\b|\binteract(ive)?\(", source(cell))]
+
+
 def injected_shown(nb) -> list[str]:
     return [f"cell {i}" for i, cell in enumerate(nb["cells"])
             if "injected-parameters" in tags(cell) and "remove-cell" not in tags(cell)]
 
 
 SOURCE_RULES = (long_lines, long_cells, bare_last_expressions, uncaptioned_figures,
-                shown_bookkeeping)
+                shown_bookkeeping, shown_sliders)
 EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, injected_shown)
 
 
@@ -273,6 +279,8 @@ DEFECTS = [
      ("glue('x', x, 'GB')\nassert x > 0", HIDE, [])),
     (shown_bookkeeping, ("for k in d:\n    chapter.glue(k, d[k], 'GB')", {}, []),
      ("for k in d:\n    chapter.glue(k, d[k], 'GB')\nplt.show()", CAPTION, [])),
+    (shown_sliders, ("sliders.show(plot, gpus=(1, 8))", {}, []),
+     ("sliders.show(plot, gpus=(1, 8))", {"tags": ["remove-cell"]}, [])),
     (injected_shown, ("x = 1", {"tags": ["injected-parameters"]}, []),
      ("x = 1", {"tags": ["injected-parameters", "remove-cell"]}, [])),
 ]
