@@ -10,6 +10,7 @@ background in the site's light and dark modes. ``chapter.setup`` applies the sty
 
 from __future__ import annotations
 
+import functools
 import math
 
 import matplotlib
@@ -64,13 +65,15 @@ def size(height: float = HEIGHT, share: float = 1.0) -> tuple[float, float]:
     return (WIDTH * share, height)
 
 
-def plain(value: float, _pos=None) -> str:
-    """A tick label in plain decimals, thousands as k, M and G: 0.5, 2, 30, 4k, 1M; below 0.001 a
-    power of ten (10⁻⁷, 2×10⁻⁵), which decimals would spell out in zeros."""
-    for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if abs(value) >= scale:
-            return f"{value / scale:g}{suffix}"
-    if value and abs(value) < 1e-3:
+def plain(value: float, _pos=None, si: bool = True) -> str:
+    """A tick label in plain decimals, thousands as k, M and G (``si``; else powers of ten from
+    10⁴, for ratios that are not counts): 0.5, 2, 30, 4k, 1M; below 0.001 a power of ten (10⁻⁷,
+    2×10⁻⁵), which decimals would spell out in zeros."""
+    if si:
+        for scale, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+            if abs(value) >= scale:
+                return f"{value / scale:g}{suffix}"
+    if value and not 1e-3 <= abs(value) < 1e4:
         exponent = math.floor(math.log10(abs(value)) + 1e-9)
         mantissa = round(value / 10**exponent, 6)
         head = "" if mantissa == 1 else f"{mantissa:g}\\times"
@@ -78,11 +81,12 @@ def plain(value: float, _pos=None) -> str:
     return f"{value:g}"
 
 
-def log_axis(ax, which: str = "x", subs: tuple[float, ...] | None = None) -> None:
+def log_axis(ax, which: str = "x", subs: tuple[float, ...] | None = None, si: bool = True) -> None:
     """Put ``ax``'s ``which`` axis ("x" or "y") on a log scale with labels in plain decimals
-    (``plain``), never "6×10⁰"; the minor ticks stay, unlabelled. Call it after plotting: by default
-    the labelled multiples of each decade follow the span of the data (1, 2, 5 over up to about two
-    decades, 1 and 3 up to four, powers of ten beyond)."""
+    (``plain``, with k, M and G unless ``si`` is False), never "6×10⁰"; the minor ticks stay,
+    unlabelled. Call it after plotting: by default the labelled multiples of each decade follow the
+    span of the data (1, 2, 5 over up to about two decades, 1 and 3 up to four, powers of ten
+    beyond)."""
     if which not in ("x", "y"):
         raise ParameterError("which", which, "'x' or 'y'")
     axis = ax.xaxis if which == "x" else ax.yaxis
@@ -92,5 +96,5 @@ def log_axis(ax, which: str = "x", subs: tuple[float, ...] | None = None) -> Non
         decades = math.log10(hi / lo) if lo > 0 else math.inf
         subs = (1.0, 2.0, 5.0) if decades <= 2.5 else (1.0, 3.0) if decades <= 4.5 else (1.0,)
     axis.set_major_locator(ticker.LogLocator(base=10, subs=subs))
-    axis.set_major_formatter(ticker.FuncFormatter(plain))
+    axis.set_major_formatter(ticker.FuncFormatter(functools.partial(plain, si=si)))
     axis.set_minor_formatter(ticker.NullFormatter())
