@@ -1,7 +1,8 @@
 """The book's one figure style, and the few helpers its chapters share.
 
-The site's content column is about 700 px wide and the figures are PNGs at 100 dpi, so a figure
-``WIDTH`` inches wide is shown at its own size: a 9-point label stays 9 points on the page.
+The site's content column is about 670 px wide (in a 1280-px window) and the figures are PNGs at
+100 dpi, so a figure ``WIDTH`` inches wide is shown at its own size: a 9-point label stays 9 points
+on the page.
 Wider figures are shrunk to the column and their text with them; ``tests/test_notebook_style.py``
 fails a chapter whose executed figure is wider than ``MAX_PX``. The face is opaque white, so the
 Okabe-Ito colours (distinguishable with the common colour-vision deficiencies) sit on the same
@@ -19,10 +20,10 @@ from matplotlib import ticker
 
 from .errors import ParameterError
 
-WIDTH = 7.0   # inches: the content column at DPI
+WIDTH = 6.7   # inches: the content column (672 px in a 1280-px window) at DPI
 HEIGHT = 3.6
 DPI = 100
-MAX_PX = 760   # the widest executed PNG the column shows at full size (tight bbox adds a little)
+MAX_PX = 720   # the widest executed PNG allowed: shown at 93% or more (a tight bbox adds a little)
 
 # Okabe & Ito, "Color universal design" (2008): black omitted, it is the text colour.
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
