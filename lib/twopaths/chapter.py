@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from . import figures
 from .errors import ParameterError, check_choice
 from .variation import EXACT, Spread, Variation, bound, bound_text
 
@@ -43,9 +44,11 @@ def resolve_device(device: str) -> torch.device:
 
 
 def setup(profile: str, device: str, seed: int = 0) -> Setup:
-    """Validate the two parameters every chapter has and seed every generator."""
+    """Validate the two parameters every chapter has, seed every generator and set the book's
+    figure style. Assign the result (``run = chapter.setup(...)``): the page shows no repr."""
     check_choice("profile", profile, PROFILES)
     dev = resolve_device(device)
+    figures.apply()
     # One CPU thread: the toy layers are small, and on a shared machine OpenMP threads mostly wait
     # for each other; it also keeps float reductions in one order, so glued numbers repeat exactly.
     torch.set_num_threads(1)

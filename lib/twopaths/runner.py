@@ -163,7 +163,21 @@ def execute(nb: Path, out_nb: Path, params: dict) -> float:
     except PapermillExecutionError as e:
         raise RunError(f"{nb.name} failed in cell {e.exec_count} ({e.ename}): {e.evalue}\n"
                        f"executed notebook with the traceback: {out_nb}") from None
+    hide_injected(out_nb)
     return time.perf_counter() - start
+
+
+def hide_injected(out_nb: Path) -> None:
+    """Tag papermill's injected-parameters cell ``remove-cell``: the site shows the chapter's own
+    parameters cell, not a second one that repeats the run's values."""
+    import nbformat
+
+    book = nbformat.read(str(out_nb), as_version=4)
+    for cell in book.cells:
+        tags = cell.metadata.setdefault("tags", [])
+        if "injected-parameters" in tags and "remove-cell" not in tags:
+            tags.append("remove-cell")
+    nbformat.write(book, str(out_nb))
 
 
 @functools.cache

@@ -102,7 +102,7 @@ def train(model: TinyLM, steps: int, batch: int = 32, length: int = 16, lr: floa
           device=None, progress: Callable[[Iterable], Iterable] = iter) -> Trained:
     """Adam on the modular-sum task; returns the losses, the accuracy and the mean AttnRes weights.
 
-    ``progress`` wraps the step loop (``tqdm`` in a chapter).
+    ``progress`` wraps the step loop (a progress bar such as ``tqdm``).
     """
     check_int("steps", steps, minimum=1)
     check_real("lr", lr, minimum=0.0, open_min=True)
