@@ -314,3 +314,10 @@ LEARNED = 0.9   # the recall above which a run counts as having found the lookup
 def learned(runs: Sequence[RecallResult], threshold: float = LEARNED) -> int:
     """How many of the runs recall more than ``threshold``: the seeds that found the lookup."""
     return sum(r.accuracy > threshold for r in runs)
+
+
+def run_control(budget: Budget, seeds: Sequence[int], device="cpu") -> list[RecallResult]:
+    """Full attention (four ``attention`` layers) trained on ``CONTROL`` once per seed: the run both
+    recall pages show, so both show the same numbers."""
+    return [train_and_evaluate([attention] * 4, CONTROL, **budget.kwargs(), buckets=1, seed=seed,
+                               device=device, progress=False) for seed in seeds]
