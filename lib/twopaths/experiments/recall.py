@@ -29,6 +29,11 @@ Lower level: ``task.sample(batch_size, generator)`` gives a ``RecallBatch`` (tok
 ``IGNORE`` off the questions, distances); ``RecallModel(vocab, d_model, mixers)`` is the model;
 ``distance_buckets(task, n)`` the ranges results are reported in.
 
+Chapters 3 and 8 train their toys through ``budget(profile)`` (width, steps, batch, learning rate,
+evaluation) and build exact attention from ``attention`` and ``gated_attention``: a stack on both
+pages is one model trained one way, so only the task can make it score differently. Both also run
+full attention on ``CONTROL``, the light task that shows what that budget can learn.
+
 Same seed, same task, same arguments, same machine: the same losses and accuracies, bit for bit
 (``seconds`` is a timing and is not). Training draws from ``seed``, evaluation from ``seed + 1``,
 so the evaluation sequences are the same for every model compared at one seed. On the CPU the loop
@@ -40,14 +45,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 from tqdm.auto import tqdm
 
-from ..errors import ParameterError, check_int, check_real
+from ..errors import ParameterError, check_choice, check_int, check_real
+from ..layers.mla import MLA, GatedMLA
+from ..variation import Spread
 from . import one_cpu_thread
 
 IGNORE = -100   # target id where no prediction is scored
@@ -105,6 +112,55 @@ class RecallTask:
         targets[:, first:] = values.gather(1, asked)
         distance[:, first:] = first + torch.arange(Q) - 2 * asked
         return RecallBatch(tokens, targets, distance)
+
+
+# The light task both recall pages give full attention: few pairs, no filler. Where the toy
+# learns this and not a page's own task, the page's task, not the model, is what differs.
+CONTROL = RecallTask(pairs=8, queries=8, gap=0, keys=32, values=32)
+
+
+@dataclass(frozen=True)
+class Budget:
+    """How wide the toy models are, how they train and how many sequences score them."""
+
+    d_model: int
+    steps: int
+    batch_size: int
+    lr: float
+    eval_sequences: int
+
+    def kwargs(self) -> dict:
+        """The keyword arguments of ``train_and_evaluate`` this budget fixes."""
+        return asdict(self)
+
+
+BUDGETS = {
+    "smoke": Budget(d_model=32, steps=10, batch_size=8, lr=3e-3, eval_sequences=32),
+    "default": Budget(d_model=64, steps=800, batch_size=16, lr=3e-3, eval_sequences=512),
+    "gpu": Budget(d_model=128, steps=3000, batch_size=64, lr=3e-3, eval_sequences=2048),
+}
+
+
+def budget(profile: str) -> Budget:
+    """The one budget of a profile, for every recall experiment in the book."""
+    return BUDGETS[check_choice("profile", profile, BUDGETS)]
+
+
+def _attention_dims(d_model: int) -> dict:
+    d_model = check_int("d_model", d_model, minimum=4)
+    return dict(heads=2, kv_lora_rank=d_model // 2, qk_nope_dim=d_model // 4, qk_rope_dim=8,
+                v_dim=d_model // 4)
+
+
+def attention(d_model: int) -> MLA:
+    """The toys' exact attention: MLA with RoPE, as DeepSeek introduced it (two heads, a latent of
+    d_model / 2)."""
+    return MLA(d_model, **_attention_dims(d_model))
+
+
+def gated_attention(d_model: int) -> GatedMLA:
+    """K3's Gated MLA at the same dimensions: no rotation (NoPE) and an output gate."""
+    return GatedMLA(d_model, **_attention_dims(d_model))
 
 
 class Block(nn.Module):
@@ -243,3 +299,25 @@ def _evaluate(model, task, ranges, sequences, batch_size, seed, device, desc, lo
                         bucket_accuracy=[c / t if t else float("nan") for c, t in zip(correct, total)],
                         bucket_counts=total, losses=losses,
                         parameters=sum(p.numel() for p in model.parameters()), seconds=seconds)
+
+
+def over_seeds(runs: Sequence[RecallResult], outcome: Callable[[RecallResult], float] | None = None) -> Spread:
+    """One outcome (the accuracy unless told) of one model's runs over seeds; an accuracy moves in
+    steps of one evaluated query, which is its resolution."""
+    outcome = outcome or (lambda r: r.accuracy)
+    return Spread(tuple(outcome(r) for r in runs), floor=1 / sum(runs[0].bucket_counts))
+
+
+LEARNED = 0.9   # the recall above which a run counts as having found the lookup
+
+
+def learned(runs: Sequence[RecallResult], threshold: float = LEARNED) -> int:
+    """How many of the runs recall more than ``threshold``: the seeds that found the lookup."""
+    return sum(r.accuracy > threshold for r in runs)
+
+
+def run_control(budget: Budget, seeds: Sequence[int], device="cpu") -> list[RecallResult]:
+    """Full attention (four ``attention`` layers) trained on ``CONTROL`` once per seed: the run both
+    recall pages show, so both show the same numbers."""
+    return [train_and_evaluate([attention] * 4, CONTROL, **budget.kwargs(), buckets=1, seed=seed,
+                               device=device, progress=False) for seed in seeds]
