@@ -70,9 +70,18 @@ def field(plan, name: str) -> float:
             "units": math.ceil(plan.work.resident / per_unit) if per_unit else math.inf}[name]
 
 
+# The article sums a unit's free memory and divides by a request, as if one pool; under attention DP
+# each GPU holds its weights and whole requests, so every count from there on rests on that method.
+POOLED = ("pools the unit's free memory across GPUs, while each GPU must hold whole requests "
+          "beside its weights (attention DP): the whole requests that fit are fewer")
+POOLED_FIELDS = ("requests_per_unit", "units", "d_nodes", "p_nodes", "nodes", "gpus")
+
+
 def planned(claim_id: str, model: str, gpu: str, name: str, scenario: str | None = None, **explained):
     """Register a figure of a deployment plan: the article's, and the public configs' (on an H200
-    under each of its capacity figures)."""
+    under each of its capacity figures). Counts that follow from the pooled unit fail on reasoning."""
+    if name in POOLED_FIELDS:
+        explained["reasoning"] = "; ".join(filter(None, (POOLED, explained.get("reasoning"))))
     if gpu == "h200":
         explained["depends"] = ("h200-capacity", lambda o: field(pub_plan(model, gpu, scenario, o), name))
     check(claim_id, public=lambda: field(pub_plan(model, gpu, scenario), name), **explained)(
@@ -140,13 +149,17 @@ for m in (K3, PRO):
             **(dict(explain=NEAREST_UNITS, reasoning=NEAREST_UNITS) if m == K3 else {}))
     planned(f"{t}-nodes-b300", m, "b300", "nodes")
     planned(f"{t}-gpus-b300", m, "b300", "gpus")
-    check(f"{t}-b300-improvement", public=lambda m=m: ratio("nodes", (m, "h200"), (m, "b300"), pub_plan))(
+    check(f"{t}-b300-improvement", public=lambda m=m: ratio("nodes", (m, "h200"), (m, "b300"), pub_plan),
+      reasoning=POOLED)(
         lambda m=m: article_gain(m, "h200", "b300"))
 
-check("node-ratio-h200", public=lambda: ratio("nodes", (K3,), (PRO,), pub_plan))(lambda: ratio("nodes", (K3,), (PRO,)))
-check("node-ratio-b300", public=lambda: ratio("nodes", (K3, "b300"), (PRO, "b300"), pub_plan))(
+check("node-ratio-h200", public=lambda: ratio("nodes", (K3,), (PRO,), pub_plan),
+      reasoning=POOLED)(lambda: ratio("nodes", (K3,), (PRO,)))
+check("node-ratio-b300", public=lambda: ratio("nodes", (K3, "b300"), (PRO, "b300"), pub_plan),
+      reasoning=POOLED)(
     lambda: ratio("nodes", (K3, "b300"), (PRO, "b300")))
-check("gpu-ratio-b300", public=lambda: ratio("gpus", (K3, "b300"), (PRO, "b300"), pub_plan))(
+check("gpu-ratio-b300", public=lambda: ratio("gpus", (K3, "b300"), (PRO, "b300"), pub_plan),
+      reasoning=POOLED)(
     lambda: ratio("gpus", (K3, "b300"), (PRO, "b300")))
 check("v4-b300-kv-headroom-gain", public=lambda: ratio("kv_per_gpu", (PRO, "b300"), (PRO,), pub_plan))(
     lambda: ratio("kv_per_gpu", (PRO, "b300"), (PRO,)))
@@ -172,9 +185,10 @@ for m in (K3, PRO):
 std = standard_scenario()
 check("node-ratio-all-scenarios", public=lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std), pub_plan),
       reason="arithmetic", explain="at rho = 25% its own node counts give 203/48 = 4.23; 4.27 holds for the upper "
-                                   "bound and rho = 50%")(
+                                   "bound and rho = 50%", reasoning=POOLED)(
     lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std)))
-check("workload-node-ratio", public=lambda: ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch"), pub_plan))(
+check("workload-node-ratio", public=lambda: ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch"), pub_plan),
+      reasoning=POOLED)(
     lambda: ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch")))
 
 # ---- 50 ms TTFT: decode steps ----
