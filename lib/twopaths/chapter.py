@@ -8,13 +8,16 @@ results JSON and the drift check honours.
 
 from __future__ import annotations
 
+import math
 import random
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from . import figures
+from .report import Table
 from .errors import ParameterError, check_choice
 from .variation import EXACT, Spread, Variation, bound, bound_text
 
@@ -101,3 +104,39 @@ def glue_bound(name: str, value: float, limit: float, unit: str) -> None:
     if not value < limit:
         raise AssertionError(f"{name}: {value:.3g} {unit} is not below the stated bound {limit:g}")
     glue(name, bound_text(limit), unit, vary=bound(limit))
+
+
+def show(name: str, table: Table, *, vary: Variation = EXACT):
+    """Display ``table`` and glue its title and every cell, under ``name[row].header``, so a
+    re-run's results file holds each number the table shows for that scenario. The cell's last
+    line: ``chapter.show("bare", t)``."""
+    if not isinstance(table, Table):
+        raise ParameterError("table", type(table).__name__, "a twopaths.report.Table")
+    glue(f"{name}.title", table.title, "text")
+    for row, header, value, unit in table.cells():
+        glue(f"{name}[{row}].{header}", value, unit, vary=vary if unit != "text" else EXACT)
+    return table.markdown()
+
+
+MAX_SERIES = 1_000   # IPython abbreviates longer lists in the text the glue is read back from
+
+
+def _series(name: str, values) -> list:
+    out = [None if v is None or not math.isfinite(float(_plain(v))) else _plain(v) for v in values]
+    if len(out) > MAX_SERIES:
+        raise ValueError(f"{name}: {len(out)} points; a figure records at most {MAX_SERIES} a series")
+    return out
+
+
+def glue_figure(name: str, title: str, x: Sequence, x_unit: str, series: Mapping[str, Sequence],
+                unit: str, *, vary: Variation = EXACT) -> None:
+    """Glue the data a figure draws, so a re-run's results file holds it: its title, the x values
+    (``name.x``) and each line's y values (``name[label]``), a point that is not drawn (infinite,
+    NaN: no valid plan) as None."""
+    glue(f"{name}.title", title, "text")
+    glue(f"{name}.x", _series(name, x), x_unit, vary=vary)
+    for label, ys in series.items():
+        ys = _series(name, ys)
+        if len(ys) != len(x):
+            raise ValueError(f"{name}[{label}]: {len(ys)} points against {len(x)} x values")
+        glue(f"{name}[{label}]", ys, unit, vary=vary)

@@ -19,7 +19,6 @@ import importlib.util
 import json
 import re
 import sys
-from collections.abc import Mapping
 from pathlib import Path
 
 from . import specs
@@ -28,6 +27,7 @@ from .calc.params import param_counts
 from .calc.placement import GPUMemory, memory, placements
 from .calc.request import model_weight_bytes
 from .errors import ParameterError, check_int, check_real
+from .specs import GPU_FIELDS, add_gpu  # noqa: F401  (the command's --gpu-spec, and chapter 16)
 from .specs.serving import KV_DTYPES, Assumptions, assumptions, weight_scenarios
 
 EXAMPLES = """\
@@ -159,39 +159,6 @@ def add_configs(entries, name: str = "configs") -> list[str]:
         if m in ids[:i]:
             raise ParameterError(name, entries, f"each model once ({m!r} is given twice)")
     return ids
-
-
-GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "nvlink_bandwidth")
-
-
-def add_gpu(gpu_id: str, fields: Mapping) -> str:
-    """Make an accelerator the registry lacks usable by id: ``fields`` gives ``GPU_FIELDS`` (bytes,
-    bytes/s, dense FLOP/s, per-direction link bytes/s), optionally ``name``, ``source`` and
-    ``device_bytes`` (what the driver exposes; the nominal ``hbm_bytes`` stands in without it).
-    Each field is checked, named ``gpu_specs.<id>.<field>``. For this process only, and a stopgap:
-    specs has ``add_model`` but no public way yet to add a GPU, so this writes its loaded table."""
-    where = f"gpu_specs.{gpu_id}"
-    if not isinstance(gpu_id, str) or not gpu_id:
-        raise ParameterError("gpu_specs", gpu_id, "GPU ids that are non-empty strings")
-    if not isinstance(fields, Mapping):
-        raise ParameterError(where, fields, "a mapping of " + ", ".join(GPU_FIELDS) + " (and optionally "
-                             "name, source, device_bytes)")
-    unknown = set(fields) - set(GPU_FIELDS) - {"name", "source", "device_bytes"}
-    if unknown:
-        raise ParameterError(where, sorted(unknown), "fields among " + ", ".join(GPU_FIELDS)
-                             + ", name, source, device_bytes")
-    entry = {"name": str(fields.get("name", gpu_id))}
-    for k in GPU_FIELDS + ("device_bytes",) * ("device_bytes" in fields):
-        entry[k] = check_real(f"{where}.{k}", fields.get(k), minimum=0, open_min=True)
-    entry["source"] = str(fields.get("source", "given as a chapter or command parameter (gpu_specs)"))
-    if "device_bytes" not in entry:
-        entry.update(device_bytes=entry["hbm_bytes"], device_source="none given: the nominal hbm_bytes")
-    table = specs._gpus()
-    if gpu_id in table and table[gpu_id] != entry:
-        raise ParameterError("gpu_specs", gpu_id, "an id not already in specs/gpus.yaml ("
-                             + ", ".join(specs.gpu_ids()) + ") or given with other figures")
-    table[gpu_id] = entry
-    return gpu_id
 
 
 def serving(args) -> Assumptions:

@@ -1,4 +1,4 @@
-"""What the serving chapters (01, 06-11) show of a plan, done once so every page shows and glues
+"""What the serving chapters (01, 09-14) show of a plan, done once so every page shows and glues
 the same thing the same way.
 
 - ``serving_assumptions(changes)``: the book's ``Assumptions`` with a chapter's ``serving``
@@ -6,7 +6,7 @@ the same thing the same way.
 - ``assumptions_box(a)``: the assumptions as a table, each with its source, for the box every
   serving page prints.
 - ``plan_table(plans)`` and ``memory_table(plan)``: the plans with their layouts, and one decode
-  GPU's memory, line by line.
+  GPU's memory, line by line, as ``report.Table`` values that ``chapter.show`` displays and records.
 - ``glue_plan(name, plan)``: a plan's figures under ``name_...``. Headline plans are glued under the
   same names on every page that shows them; ``tests/test_pages_agree.py`` fails when two pages glue
   different values under one name.
@@ -27,7 +27,7 @@ from .calc import fleet
 from .calc.offload import decode_seconds, duty_cycle
 from .chapter import glue
 from .errors import ParameterError, check_choice
-from .report import markdown_table
+from .report import Column, Table, markdown_table, table
 from .specs import model as model_spec
 from .specs.deployment import scenarios, workload
 from .specs.serving import Assumptions, assumptions, source, weight_scenarios
@@ -74,37 +74,39 @@ def model_name(model: str) -> str:
     return model_spec(model).name
 
 
+PLAN_COLUMNS = [Column("model"), Column("GPU"), Column("decode unit"),
+                Column("weights / GPU", "GB", "{:.1f} GB"), Column("requests / GPU", "requests"),
+                Column("cache / request", "GB", "{:.2f} GB"), Column("used / GPU", "GB", "{:.1f} GB"),
+                Column("usable / GPU", "GB", "{:.1f} GB"), Column("spare / GPU", "GB", "{:.2f} GB"),
+                Column("requests / unit", "requests", "{:,}"), Column("units", "units", "{:,}"),
+                Column("decode nodes", "nodes", "{:,}"), Column("prefill nodes (P:D)", "nodes", "{:,}"),
+                Column("prefill nodes (work)", "nodes", "{:,}"), Column("nodes", "nodes", "{:,}")]
+
+
 def plan_row(p: fleet.Plan) -> list:
     m = p.decode
-    return [model_name(p.model), p.gpu.upper(), p.placement.name, f"{m.weights / GB:.1f} GB",
-            f"{m.requests} x {m.request_bytes / GB:.2f} GB",
-            f"{m.used / GB:.1f} / {m.usable / GB:.1f} GB ({m.spare / GB:.2f} spare)",
-            f"{p.requests_per_unit:,}", f"{p.units:,}", f"{p.d_nodes:,}", f"{p.p_nodes:,}",
-            f"{p.prefill.by_work:,}", f"{p.nodes:,}"]
+    return [model_name(p.model), p.gpu.upper(), p.placement.name, m.weights / GB, m.requests,
+            m.request_bytes / GB, m.used / GB, m.usable / GB, m.spare / GB, p.requests_per_unit, p.units,
+            p.d_nodes, p.p_nodes, p.prefill.by_work, p.nodes]
 
 
-PLAN_HEADERS = ["model", "GPU", "decode unit", "weights / GPU", "requests / GPU", "used / usable",
-                "requests / unit", "units", "decode nodes", "prefill nodes (P:D)", "prefill nodes (work)",
-                "nodes"]
-
-
-def plan_table(plans: list[fleet.Plan]) -> Markdown:
+def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
     """One row per plan: its layout, one decode GPU's memory and the node counts."""
-    return markdown_table(PLAN_HEADERS, [plan_row(p) for p in plans])
+    return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans])
 
 
-def memory_table(p: fleet.Plan) -> Markdown:
+def memory_table(p: fleet.Plan, title: str = "") -> Table:
     """One decode GPU of ``p``, line by line, against what it offers."""
     m = p.decode
-    rows = [["routed experts", f"{m.expert_bytes / GB:.1f} GB"],
-            ["non-expert weights", f"{m.other_bytes / GB:.1f} GB"],
-            ["runtime overhead", f"{m.overhead_bytes / GB:.1f} GB"],
-            [f"caches ({m.requests} requests)", f"{m.cache_bytes / GB:.1f} GB"],
-            ["used", f"{m.used / GB:.1f} GB"],
-            ["spare", f"{m.spare / GB:.2f} GB"],
-            [f"usable ({100 * p.assumptions.usable_fraction:g}% of {m.capacity / GB:.1f} GB)",
-             f"{m.usable / GB:.1f} GB"]]
-    return markdown_table([f"{model_name(p.model)} on {p.gpu.upper()}, {p.placement.name}", "bytes"], rows)
+    rows = [["routed experts", m.expert_bytes / GB],
+            ["non-expert weights", m.other_bytes / GB],
+            ["runtime overhead", m.overhead_bytes / GB],
+            [f"caches ({m.requests} requests)", m.cache_bytes / GB],
+            ["used", m.used / GB],
+            ["spare", m.spare / GB],
+            [f"usable ({100 * p.assumptions.usable_fraction:g}% of {m.capacity / GB:.1f} GB)", m.usable / GB]]
+    head = f"{model_name(p.model)} on {p.gpu.upper()}, {p.placement.name}"
+    return table(title, [head, Column("bytes", "GB", "{:.2f} GB")], rows)
 
 
 def glue_plan(name: str, p: fleet.Plan) -> None:
@@ -173,17 +175,20 @@ def workload_factor(a: Assumptions, model: str = K3, gpu: str = "h200") -> float
     return nodes["agent"] / nodes["batch"]
 
 
-def ratio_table(plans: dict[tuple, fleet.Plan]) -> Markdown:
+def ratio_table(plans: dict[tuple, fleet.Plan], title: str = "") -> Table:
     """K3 : V4-Pro nodes per GPU and duty cycle, with the layout each plan chose."""
     rows = []
     for g in HEADLINE_GPUS:
         for r in HEADLINE_RHOS:
             k, v = plans[K3, g, r], plans[V4, g, r]
-            rows.append([g.upper(), f"{100 * r:g}%", f"{k.nodes:,} ({k.placement.name})",
-                         f"{v.nodes:,} ({v.placement.name})", f"{k.nodes / v.nodes:.2f}x",
-                         f"{k.nodes_by_work:,} : {v.nodes_by_work:,} = {k.nodes_by_work / v.nodes_by_work:.2f}x"])
-    return markdown_table(["GPU", "rho", "K3 nodes (decode unit)", "V4-Pro nodes (decode unit)",
-                           "K3 : V4-Pro (prefill at P:D)", "K3 : V4-Pro (prefill by work)"], rows)
+            rows.append([g.upper(), 100 * r, k.nodes, k.placement.name, v.nodes, v.placement.name,
+                         k.nodes / v.nodes, k.nodes_by_work, v.nodes_by_work, k.nodes_by_work / v.nodes_by_work])
+    return table(title, ["GPU", Column("rho", "%", "{:g}%"), Column("K3 nodes", "nodes", "{:,}"),
+                         "K3 decode unit", Column("V4-Pro nodes", "nodes", "{:,}"), "V4-Pro decode unit",
+                         Column("K3 : V4-Pro (prefill at P:D)", "x", "{:.2f}x"),
+                         Column("K3 nodes (prefill by work)", "nodes", "{:,}"),
+                         Column("V4-Pro nodes (prefill by work)", "nodes", "{:,}"),
+                         Column("K3 : V4-Pro (prefill by work)", "x", "{:.2f}x")], rows)
 
 
 # EP sizing (part III, Step 2), shown by chapters 09, 10 and 11 under shared names. Sized on the
@@ -234,7 +239,7 @@ def glue_ep_sizing(a: Assumptions, context: int) -> None:
         glue(f"{name}_ep", u.placement.ep if u is not None else "none", "GPUs")
 
 
-def weight_scenario_table(a: Assumptions, context: int) -> Markdown:
+def weight_scenario_table(a: Assumptions, context: int, title: str = "") -> Table:
     """The three weight scenarios side by side on the H200, everything else as in ``a``: each
     model's weights, one GPU at the article's EP size with attention DP, and the smallest valid
     units. The last scenario is the article's simplification."""
@@ -246,9 +251,10 @@ def weight_scenario_table(a: Assumptions, context: int) -> Markdown:
         units = smallest_units(b, context)
         for m in (K3, V4):
             g = memory(m, EP_GPU, article_unit(m), context, b)
-            rows.append([spec["label"], model_name(m), f"{sum(weight_bytes(m, b.formats()).values()) / GB:,.0f} GB",
-                         g.placement.name, f"{g.weights / GB:.1f} GB", f"{g.kv_room / GB:.1f} GB",
-                         f"{g.requests}", unit_name(units[f"smallest_unit_{TAG[m]}"]),
+            rows.append([spec["label"], model_name(m), sum(weight_bytes(m, b.formats()).values()) / GB,
+                         g.placement.name, g.weights / GB, g.kv_room / GB, g.requests,
+                         unit_name(units[f"smallest_unit_{TAG[m]}"]),
                          unit_name(units[f"smallest_dp_unit_{TAG[m]}"])])
-    return markdown_table(["weights", "model", "checkpoint", "article's unit", "weights / GPU",
-                           "KV room / GPU", "requests / GPU", "smallest unit", "smallest DP unit"], rows)
+    return table(title, ["weights", "model", Column("checkpoint", "GB", "{:,.0f} GB"), "article's unit",
+                         Column("weights / GPU", "GB", "{:.1f} GB"), Column("KV room / GPU", "GB", "{:.1f} GB"),
+                         Column("requests / GPU", "requests"), "smallest unit", "smallest DP unit"], rows)

@@ -1,8 +1,19 @@
-"""Small helpers that turn computed rows into tables a chapter displays."""
+"""Tables a chapter displays, and the values behind them.
+
+``markdown_table`` formats rows the caller has already turned into text. ``Table`` keeps each
+cell's value beside the column's unit and format, so ``chapter.show`` can display the table and
+record every number in it for the results file (a re-run's ``results.json`` then holds what its
+tables show, not only what the prose glues).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
+
 from IPython.display import Markdown
+
+NA = "n/a"   # how a missing value (None) is shown
 
 
 def markdown_table(headers: list[str], rows: list[list]) -> Markdown:
@@ -12,3 +23,54 @@ def markdown_table(headers: list[str], rows: list[list]) -> Markdown:
     lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
     lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
     return Markdown("\n".join(lines))
+
+
+@dataclass(frozen=True)
+class Column:
+    """A column: its header, the unit of its values ("text" for words) and how a value is shown
+    (a format string such as ``"{:,.1f} GB"`` or a function). Values are recorded as given, so
+    give them in ``unit`` (GB for a column shown in GB)."""
+    header: str
+    unit: str = "text"
+    fmt: str | Callable[[object], str] = "{}"
+
+    def shown(self, value) -> str:
+        if value is None:
+            return NA
+        if isinstance(value, str):   # words, or a value that has no number ("no valid plan")
+            return value
+        return self.fmt(value) if callable(self.fmt) else self.fmt.format(value)
+
+
+def column(spec: Column | str) -> Column:
+    return spec if isinstance(spec, Column) else Column(spec)
+
+
+@dataclass(frozen=True)
+class Table:
+    """A titled table of values; ``markdown()`` shows it, ``cells()`` lists what it records."""
+    title: str
+    columns: tuple[Column, ...]
+    rows: tuple[tuple, ...]
+    note: str = ""   # a line under the table (what a missing row means, say)
+
+    def __post_init__(self):
+        if any(len(r) != len(self.columns) for r in self.rows):
+            raise ValueError(f"{self.title}: every row needs one cell per column ({len(self.columns)})")
+
+    def markdown(self) -> Markdown:
+        body = markdown_table([c.header for c in self.columns],
+                              [[c.shown(v) for c, v in zip(self.columns, r)] for r in self.rows]).data
+        title = f"**{self.title}**\n\n" if self.title else ""
+        return Markdown(title + body + (f"\n\n{self.note}" if self.note else ""))
+
+    def cells(self):
+        """``(row, header, value, unit)`` for every cell; a text cell in a numeric column (a value
+        that has none) is recorded as text."""
+        for i, r in enumerate(self.rows):
+            for c, v in zip(self.columns, r):
+                yield i, c.header, v, (c.unit if isinstance(v, (int, float)) else "text")
+
+
+def table(title: str, columns: list[Column | str], rows: list[list], note: str = "") -> Table:
+    return Table(title, tuple(column(c) for c in columns), tuple(tuple(r) for r in rows), note)

@@ -64,9 +64,11 @@ class Variation:
         """Whether ``current`` is the same result as ``reference`` up to this variation."""
         if self.kind == "machine":
             return True
+        if isinstance(reference, list) and isinstance(current, list):   # a figure's series
+            return len(reference) == len(current) and all(map(self.agrees, reference, current))
         both_numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool)
                            for x in (reference, current))
-        if not both_numbers:   # text, flags, lists: equal and of one type (True is not 1)
+        if not both_numbers:   # text, flags, None: equal and of one type (True is not 1)
             return type(reference) is type(current) and reference == current
         if self.kind == "exact":
             if isinstance(reference, int) and isinstance(current, int):

@@ -8,13 +8,14 @@ Two assumption sets describe each model's attention cache:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
 import yaml
 
-from ..errors import ParameterError, check_choice
+from ..errors import ParameterError, check_choice, check_real
 
 HERE = Path(__file__).parent
 ASSUMPTIONS = ("public", "article")
@@ -162,6 +163,39 @@ def add_model(path_or_dict, model_id: str | None = None) -> str:
 
 def gpu_ids() -> list[str]:
     return list(_gpus())
+
+
+GPU_FIELDS = ("hbm_bytes", "hbm_bandwidth", "bf16_flops", "fp8_flops", "nvlink_bandwidth")
+
+
+def add_gpu(gpu_id: str, fields: Mapping) -> str:
+    """Make an accelerator the registry lacks usable by id: ``fields`` gives ``GPU_FIELDS`` (bytes,
+    bytes/s, dense FLOP/s, per-direction link bytes/s), optionally ``name``, ``source`` and
+    ``device_bytes`` (what the driver exposes; the nominal ``hbm_bytes`` stands in without it).
+    Each field is checked, named ``gpu_specs.<id>.<field>``. For this process only, like
+    ``add_model``; an id ``gpus.yaml`` already has is refused unless given with its own figures."""
+    where = f"gpu_specs.{gpu_id}"
+    if not isinstance(gpu_id, str) or not gpu_id:
+        raise ParameterError("gpu_specs", gpu_id, "GPU ids that are non-empty strings")
+    if not isinstance(fields, Mapping):
+        raise ParameterError(where, fields, "a mapping of " + ", ".join(GPU_FIELDS) + " (and optionally "
+                             "name, source, device_bytes)")
+    unknown = set(fields) - set(GPU_FIELDS) - {"name", "source", "device_bytes"}
+    if unknown:
+        raise ParameterError(where, sorted(unknown), "fields among " + ", ".join(GPU_FIELDS)
+                             + ", name, source, device_bytes")
+    entry = {"name": str(fields.get("name", gpu_id))}
+    for k in GPU_FIELDS + ("device_bytes",) * ("device_bytes" in fields):
+        entry[k] = check_real(f"{where}.{k}", fields.get(k), minimum=0, open_min=True)
+    entry["source"] = str(fields.get("source", "given as a chapter or command parameter (gpu_specs)"))
+    if "device_bytes" not in entry:
+        entry.update(device_bytes=entry["hbm_bytes"], device_source="none given: the nominal hbm_bytes")
+    table = _gpus()
+    if gpu_id in table and table[gpu_id] != entry:
+        raise ParameterError("gpu_specs", gpu_id, "an id not already in specs/gpus.yaml ("
+                             + ", ".join(gpu_ids()) + ") or given with other figures")
+    table[gpu_id] = entry
+    return gpu_id
 
 
 def gpu(gpu_id: str) -> GPUSpec:

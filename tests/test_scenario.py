@@ -1,0 +1,62 @@
+"""A serving chapter's models and GPUs: registry ids, configs and GPU figures, each checked by name
+before any work."""
+
+import pytest
+
+from twopaths import scenario, specs
+
+FIGURES = {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,
+           "nvlink_bandwidth": 900e9}
+
+
+@pytest.fixture(autouse=True)
+def restore_registry():
+    """What a test registers leaves with it (the registry's tables are per process)."""
+    models, gpus = dict(specs._model_files()), dict(specs._gpus())
+    yield
+    for table, before in ((specs._model_files(), models), (specs._gpus(), gpus)):
+        table.clear()
+        table.update(before)
+
+
+def test_models_takes_registry_ids_and_configs_in_order(tmp_path):
+    cfg = tmp_path / "tiny-gqa" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text('{"model_type": "llama", "hidden_size": 1024, "num_hidden_layers": 4, '
+                   '"num_attention_heads": 8, "num_key_value_heads": 2, "intermediate_size": 4096, '
+                   '"vocab_size": 32000, "tie_word_embeddings": false}')
+    ids = scenario.models(["qwen-2.5-72b", "kimi-k3"], [str(cfg)])
+    assert ids[:2] == ["qwen-2.5-72b", "kimi-k3"] and ids[2] == "tiny-gqa"
+    assert specs.model("tiny-gqa").layers == 4
+
+
+@pytest.mark.parametrize("models, configs, allowed", [
+    ("kimi-k3", [], "a list"),
+    (["kimi-k3", "kimi-k3"], [], "given twice"),
+    (["no-such-model"], [], "registry ids"),
+    ([], [], "at least one model"),
+])
+def test_bad_models_are_refused_by_name(raises_param, models, configs, allowed):
+    err = raises_param("models", scenario.models, models, configs)
+    assert allowed in str(err)
+
+
+def test_a_missing_config_is_refused_as_configs(raises_param, tmp_path):
+    raises_param("configs", scenario.models, [], [str(tmp_path / "absent.json")])
+
+
+def test_gpu_specs_add_accelerators_the_registry_lacks(raises_param):
+    assert scenario.gpus(["h200", "my-gpu"], {"my-gpu": FIGURES}) == ["h200", "my-gpu"]
+    assert specs.gpu("my-gpu").hbm_bytes == 192e9
+    raises_param("gpu_specs.no-hbm.hbm_bytes", scenario.gpus, ["no-hbm"],
+                 {"no-hbm": {k: v for k, v in FIGURES.items() if k != "hbm_bytes"}})
+    raises_param("gpu_specs", scenario.gpu, "h200", ["my-gpu"])
+    raises_param("gpus", scenario.gpus, ["h200", "h200"])
+    raises_param("gpus", scenario.gpus, "h200")
+    raises_param("gpu", scenario.gpu, "tpu-v9")
+
+
+def test_title_names_models_gpus_and_workload():
+    t = scenario.title("Nodes", ["kimi-k3", "deepseek-v4-pro"], ["h200", "b300"], "10,000 sessions")
+    assert t == (f"Nodes, Kimi K3 and DeepSeek-V4-Pro on {specs.gpu('h200').name} and "
+                 f"{specs.gpu('b300').name}, 10,000 sessions")

@@ -1,0 +1,74 @@
+"""What a chapter shows is what its results file records: ``chapter.show`` glues every cell of a
+``report.Table`` and ``chapter.glue_figure`` every point a figure draws, read back by the runner
+exactly as the prose's glued values are."""
+
+import ast
+import math
+
+import pytest
+
+from twopaths import chapter
+from twopaths.report import Column, table
+from twopaths.variation import EXACT, rounding
+
+
+@pytest.fixture
+def glued(monkeypatch):
+    """The glued values, read back the way ``runner.glued`` reads an executed notebook."""
+    out = {}
+
+    def display(obj, raw, metadata):
+        text = next(v for k, v in obj.items() if k.endswith("text/plain"))
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text
+        out[metadata["scrapbook"]["name"]] = (value, metadata["twopaths"]["unit"],
+                                              metadata["twopaths"]["vary"]["kind"])
+    monkeypatch.setattr("IPython.display.display", display)
+    return out
+
+
+T = table("Nodes on H200", ["model", Column("nodes", "nodes", "{:,}"),
+                            Column("weights", "GB", "{:.1f} GB")],
+          [["Kimi K3", 1176, 88.66], ["DeepSeek-V4-Pro", "no valid plan", None]])
+
+
+def test_show_displays_the_formatted_table(glued):
+    text = chapter.show("plans", T).data
+    assert text.startswith("**Nodes on H200**")
+    assert "| Kimi K3 | 1,176 | 88.7 GB |" in text
+    assert "| DeepSeek-V4-Pro | no valid plan | n/a |" in text
+
+
+def test_show_records_every_cell_with_its_unit(glued):
+    chapter.show("plans", T)
+    assert glued["plans.title"] == ("Nodes on H200", "text", "exact")
+    assert glued["plans[0].nodes"] == (1176, "nodes", "exact")
+    assert glued["plans[0].weights"] == (88.66, "GB", "exact")      # the value, not its rounding
+    assert glued["plans[1].nodes"] == ("no valid plan", "text", "exact")   # words in a number column
+    assert glued["plans[1].weights"] == (None, "text", "exact")
+    assert len(glued) == 1 + 2 * 3
+
+
+def test_a_row_of_the_wrong_length_is_refused():
+    with pytest.raises(ValueError, match="one cell per column"):
+        table("t", ["a", "b"], [[1]])
+
+
+def test_glue_figure_records_the_series_and_drops_points_not_drawn(glued):
+    chapter.glue_figure("fig", "Nodes against context", [1, 2, 3], "K tokens",
+                        {"K3": [10.0, math.inf, 30.0]}, "nodes")
+    assert glued["fig.title"][0] == "Nodes against context"
+    assert glued["fig.x"] == ([1, 2, 3], "K tokens", "exact")
+    assert glued["fig[K3]"] == ([10.0, None, 30.0], "nodes", "exact")
+    with pytest.raises(ValueError, match=r"fig\[V4\]: 2 points against 3"):
+        chapter.glue_figure("fig", "t", [1, 2, 3], "K", {"V4": [1, 2]}, "nodes")
+
+
+def test_series_are_compared_point_by_point_within_their_tolerance():
+    assert EXACT.agrees([1, 2.0, None], [1, 2.0, None])
+    assert not EXACT.agrees([1, 2.0], [1, 2.0 + 1e-9])
+    assert not EXACT.agrees([1, 2], [1, 2, 3])
+    assert rounding(1e-6).agrees([1.0, 2.0], [1.0, 2.0 + 1e-7])
+    assert not rounding(1e-6).agrees([1.0, 2.0], [1.0, 2.1])
