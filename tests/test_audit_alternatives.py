@@ -40,3 +40,8 @@ def test_inputs_wrong_come_furthest_moved_first_and_figures_carry_units():
     assert report.fmt(2560.0, "B") == "2,560 B" and report.fmt(math.inf, "x") == "∞ x"
     r = next(r for r in rows if r.id == "kda-state-per-layer")
     assert report.printed(r) == "3.0 MB"                         # the article's digits, kept
+
+
+def test_a_rank_reads_as_a_rank_not_a_quantity():
+    sparsest = next(r for r in audit(["architecture"]) if r.id == "k3-sparsest")
+    assert report.printed(sparsest) == "rank 1" and report.fmt(2.0, "rank") == "rank 2"

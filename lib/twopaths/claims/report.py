@@ -13,9 +13,11 @@ from .audit import Row
 
 
 def fmt(value, unit: str) -> str:
-    """A figure with its unit ("2,560 B", "11.5 %"); a dash where there is none."""
+    """A figure with its unit ("2,560 B", "11.5 %", "rank 2"); a dash where there is none."""
     if value is None:
         return "-"
+    if unit == "rank" and float(value).is_integer():
+        return f"rank {int(value)}"
     if isinstance(value, float) and math.isinf(value):
         return f"{'-' if value < 0 else ''}∞ {unit}"
     return f"{value:,.0f} {unit}" if abs(value) >= 1e4 else f"{value:,.4g} {unit}"
@@ -23,6 +25,8 @@ def fmt(value, unit: str) -> str:
 
 def printed(r: Row) -> str:
     """The article's figure as it prints it (its digits kept: "3.0 MB"), with its unit."""
+    if r.unit == "rank" and r.stated.isdigit():
+        return f"rank {r.stated}"
     sign = "-" if r.stated.startswith("-") else ""
     whole, _, frac = r.stated.lstrip("-").partition(".")
     return f"{sign}{int(whole):,}{'.' + frac if frac else ''} {r.unit}"
