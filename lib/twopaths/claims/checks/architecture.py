@@ -207,8 +207,10 @@ fact("csa-compression", PRO, lambda m: csa_hca_ratios(m)[0])
 
 
 def entries_1m(claim_id: str, ratio_claim: str, which: int):
-    """Compressed entries at 1M: the article's 1e6 over its ratio; the config's 2^20 over the config's."""
-    check(claim_id, public=lambda: context(PRO) // csa_hca_ratios(PRO)[which])(
+    """Compressed entries at 1M: the article's 1e6 over its ratio; the config's 2^20 over the config's,
+    and each reading of "1M" (``million-tokens``) over the config's ratio."""
+    check(claim_id, public=lambda: context(PRO) // csa_hca_ratios(PRO)[which],
+          depends=("million-tokens", lambda o: million(o) // csa_hca_ratios(PRO)[which]))(
         lambda: stated("v4-context") / stated(ratio_claim))
 
 
