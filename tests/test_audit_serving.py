@@ -80,3 +80,15 @@ def test_public_fleet_figures_come_from_plans_that_fit(rows):
                               "k3-nodes-b300": ("kimi-k3", "b300"), "v4-nodes-b300": ("deepseek-v4-pro", "b300")}.items():
         p = fleet.plan(model, gpu, book)
         assert rows[cid].public_config == p.nodes and p.decode.used <= p.decode.usable
+
+
+def test_bare_counts_name_the_usable_memory_their_public_value_assumes():
+    """The public bare counts give each H200 the book's usable share of what its driver exposes,
+    not the datasheet's 141 GB; their sources must say so."""
+    from twopaths.claims.audit import by_id
+    from twopaths.specs.serving import assumptions
+    rows = by_id(["parallelism"])
+    share = f"a GPU gives {100 * assumptions('book').usable_fraction:g}% of the memory its driver exposes"
+    for cid in ("k3-kv-gpus", "v4-kv-gpus", "k3-gpus-bare", "gpu-gap-bare"):
+        assert share in rows[cid].source, cid
+    assert "serving assumptions" not in rows["k3-weights-bytes"].source   # bytes need no GPU

@@ -59,6 +59,7 @@ class Check:
     reasoning: str = ""      # why the method is unsound, where the arithmetic may hold
     depends: tuple | None = None   # (fact id, option id -> public value in SI)
     basis: str = "the article's inputs"   # what the article-assumption value is computed from
+    serving: bool = False    # the public value takes the book's serving assumptions (usable memory ...)
 
 
 CHECKS: dict[str, Check] = {}
@@ -66,8 +67,10 @@ CHECKS: dict[str, Check] = {}
 
 def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: str = "",
           explain: str = "", fails: str = "", reasoning: str = "", depends: tuple | None = None,
-          basis: str = "the article's inputs"):
-    """Register the decorated function as the article-assumption recomputation of ``claim_id``."""
+          basis: str = "the article's inputs", serving: bool = False):
+    """Register the decorated function as the article-assumption recomputation of ``claim_id``;
+    ``serving``: its public value is computed under the book's serving assumptions, which its
+    sources then name (serving-topic claims always are)."""
     if reason and reason not in EXPLAINED:
         raise ValueError(f"check {claim_id}: reason {reason!r} is not one of {EXPLAINED}")
     if reason and not explain:
@@ -81,7 +84,7 @@ def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: s
         if claim_id in CHECKS:
             raise ValueError(f"check {claim_id} is registered twice")
         CHECKS[claim_id] = Check(claim_id, fn, public, reason, explain, fails, reasoning, depends,
-                                   basis)
+                                   basis, serving)
         return fn
     return register
 
@@ -157,7 +160,11 @@ def sources(claim: Claim, serving: bool = False) -> str:
     found = [model(m).source for m, pat in NAMES if re.search(pat, text)]
     found += [gpu(g).source for g, pat in GPUS if re.search(pat, text)]
     if serving:
-        found.append("the book's serving assumptions (specs/serving.yaml)")
+        from ..specs.serving import assumptions
+        a = assumptions("book")
+        offered = "the memory its driver exposes" if a.capacity == "device" else "its datasheet HBM"
+        found.append(f"the book's serving assumptions (specs/serving.yaml: a GPU gives "
+                     f"{100 * a.usable_fraction:g}% of {offered})")
     return "; ".join(dict.fromkeys(found)) or "the models' public configs (specs/models)"
 
 
@@ -264,7 +271,7 @@ def audit_row(claim: Claim) -> Row:
     found = judge(claim, c.article())
     public = _in_unit(claim, c.public()) if c.public else None
     verdict, note = _legacy_note(c, found)
-    serving = claim.id in _serving_ids()
+    serving = claim.id in _serving_ids() or c.serving
     a, (i, alts), r = _arithmetic(claim, c, found), _inputs(claim, c, public, found.recomputed, serving), _reasoning(c)
     fact = _fact(c.depends[0]).fact if c.depends else ""
     return Row(recomputed=found.recomputed, public_config=public, verdict=verdict, note=note,

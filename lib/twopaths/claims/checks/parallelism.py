@@ -97,15 +97,19 @@ for m in (K3, PRO):
     t = TAG[m]
     check(f"{t}-weights-bytes", public=lambda m=m: model_weight_bytes(m, "public"))(
         lambda m=m: model_weight_bytes(m, "stated"))
-    check(f"{t}-weight-gpus", public=lambda m=m: bare_count(m, "public").weights_gpus)(
+    check(f"{t}-weight-gpus", public=lambda m=m: bare_count(m, "public").weights_gpus,
+          serving=True)(
         lambda m=m: bare_count(m).weights_gpus)
-    check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus)(lambda m=m: bare_count(m).kv_gpus)
-    check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share)(
+    check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus, serving=True)(
+        lambda m=m: bare_count(m).kv_gpus)
+    check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share,
+          serving=True)(
         lambda m=m: bare_count(m).weights_share)
-check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total,
+check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total, serving=True,
       explain="its own two terms add to 20 + 4,369 = 4,389 GPUs, which 4,390 rounds up")(lambda: bare_count(K3).total)
-check("v4-gpus-bare", public=lambda: bare_count(PRO, "public").total)(lambda: bare_count(PRO).total)
-check("gpu-gap-bare", public=lambda: bare_count(K3, "public").total / bare_count(PRO, "public").total)(
+check("v4-gpus-bare", public=lambda: bare_count(PRO, "public").total, serving=True)(lambda: bare_count(PRO).total)
+check("gpu-gap-bare", public=lambda: bare_count(K3, "public").total / bare_count(PRO, "public").total,
+      serving=True)(
     lambda: bare_count(K3).total / bare_count(PRO).total)
 
 # ---- Step 1: parallelism ----
