@@ -60,3 +60,10 @@ def test_title_names_models_gpus_and_workload():
     t = scenario.title("Nodes", ["kimi-k3", "deepseek-v4-pro"], ["h200", "b300"], "10,000 sessions")
     assert t == (f"Nodes, Kimi K3 and DeepSeek-V4-Pro on {specs.gpu('h200').name} and "
                  f"{specs.gpu('b300').name}, 10,000 sessions")
+
+
+def test_gpu_specs_may_be_a_json_file(raises_param, tmp_path):
+    path = tmp_path / "my-gpus.json"
+    path.write_text('{"file-gpu": ' + str(FIGURES).replace("'", '"') + "}")
+    assert scenario.gpu("file-gpu", str(path)) == "file-gpu"
+    raises_param("gpu_specs", scenario.gpu, "h200", str(tmp_path / "absent.json"))

@@ -3,7 +3,7 @@
 Every serving chapter names its models two ways, ``models`` (registry ids) and ``configs``
 (config.json paths, or names in AIConfigurator's corpus, read by ``specs.from_config``), and its
 GPUs two ways, ``gpus`` or ``gpu`` (registry ids) and ``gpu_specs`` (the figures of accelerators
-``specs/gpus.yaml`` lacks). These functions check them, register what is new for this process and
+``specs/gpus.yaml`` lacks, as a mapping or a JSON file). These functions check them, register what is new for this process and
 return plain ids, so a chapter's first cells refuse a bad parameter by name before any long work.
 ``title`` names the models, GPUs and workload a table or figure was computed for.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from . import specs
 from .errors import ParameterError
-from .plan import resolve_model
+from .plan import add_gpu_file, resolve_model
 
 
 def _once(name: str, ids: list[str], given) -> list[str]:
@@ -42,9 +42,12 @@ def models(models, configs=()) -> list[str]:
 
 
 def add_gpus(gpu_specs) -> list[str]:
-    """Register each accelerator of ``gpu_specs`` ({id: figures}, ``specs.add_gpu``); their ids."""
+    """Register each accelerator of ``gpu_specs`` ({id: figures}, ``specs.add_gpu``, or the path of
+    a JSON file holding that mapping, as ``python -m twopaths.plan --gpu-spec`` takes); their ids."""
     if gpu_specs is None:
         return []
+    if isinstance(gpu_specs, str):
+        return add_gpu_file(gpu_specs)
     if not isinstance(gpu_specs, Mapping):
         raise ParameterError("gpu_specs", gpu_specs, "a mapping of GPU ids to their figures, "
                              "{'my-gpu': {'hbm_bytes': 192e9, ...}}")
