@@ -9,20 +9,12 @@ from twopaths import plan, runner, scenario, specs
 from twopaths.calc import fleet, kv
 from twopaths.specs.serving import assumptions
 
+from test_scenario import restore_registry  # noqa: F401  (autouse: what a test registers leaves with it)
+
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "16-your-model.ipynb"
 QWEN, HYBRID = "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B"
 MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,
                      "nvlink_bandwidth": 900e9}}
-
-
-@pytest.fixture(autouse=True)
-def restore_registry():
-    """What a test registers leaves with it (the registry's tables are per process)."""
-    models, gpus = dict(specs._model_files()), dict(specs._gpus())
-    yield
-    for table, before in ((specs._model_files(), models), (specs._gpus(), gpus)):
-        table.clear()
-        table.update(before)
 
 
 def rerun(tmp_path, **params):
