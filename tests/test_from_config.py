@@ -12,6 +12,7 @@ import torch
 from twopaths import specs
 from twopaths.calc import kv, params, weights
 from twopaths.errors import ParameterError
+from twopaths.specs.from_config import FAMILIES
 
 HERE = Path(__file__).parent
 # Every registry number as it was when the cache groups were still typed by hand (written by the
@@ -108,10 +109,11 @@ def test_family_groups():
     assert _groups("zai-org--GLM-5") == [("mla", 78, {"kv_lora_rank": 512, "rope_dim": 64}),
                                          ("indexer", 78, {"ratio": 1, "index_dim": 128})]
     assert _groups("meta-llama--Llama-4-Scout-17B-16E-Instruct") == [          # 3 of 4 layers chunked
-        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0}),
+        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0, "label": "attention chunk"}),
         ("mha", 12, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
     assert _groups("Qwen--Qwen3.5-35B-A3B") == [
-        ("kda", 30, {"heads": 16, "head_dim_k": 128, "head_dim_v": 128, "conv_kernel": 4, "value_heads": 32}),
+        ("kda", 30, {"heads": 16, "head_dim_k": 128, "head_dim_v": 128, "conv_kernel": 4, "value_heads": 32,
+                     "label": "Gated DeltaNet state"}),
         ("mha", 10, {"kv_heads": 2, "head_dim_k": 256, "head_dim_v": 256})]
 
 
@@ -127,7 +129,78 @@ def test_gated_deltanet_state_counts_every_value_head():
     q, k (16 heads x 128 each) and v (32 x 128) in BF16, per linear layer."""
     spec = specs.from_config(corpus() / "Qwen--Qwen3.5-35B-A3B_config.json")
     per_layer = 32 * 128 * 128 * 4 + 3 * (2 * 16 * 128 + 32 * 128) * 2
-    assert kv.kv_breakdown(spec, 0, "bf16", "fp32")["KDA state"] == 30 * per_layer
+    assert kv.kv_breakdown(spec, 0, "bf16", "fp32")["Gated DeltaNet state"] == 30 * per_layer
+
+
+# What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
+# fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
+LABELS = {
+    "Qwen--Qwen3-235B-A22B": ["K/V heads"],
+    "openai--gpt-oss-20b": ["K/V heads", "sliding window"],
+    "google--gemma-4-26B-A4B": ["sliding window", "K/V heads"],
+    "XiaomiMiMo--MiMo-V2-Flash": ["K/V heads", "sliding window"],
+    "meta-llama--Llama-4-Scout-17B-16E-Instruct": ["attention chunk", "K/V heads"],
+    "deepseek-ai--DeepSeek-V3": ["MLA latent"],
+    "zai-org--GLM-5": ["MLA latent", "indexer keys"],
+    "deepseek-ai--DeepSeek-V4-Pro": ["sliding window", "compressed entries 4:1", "indexer keys",
+                                     "compressed entries 128:1"],
+    "moonshotai--Kimi-K3": ["KDA state", "MLA latent"],
+    "Qwen--Qwen3.5-397B-A17B": ["Gated DeltaNet state", "K/V heads"],
+}
+
+
+def test_every_family_gets_its_own_labels():
+    assert {specs.from_config(corpus() / f"{n}_config.json").raw["family"] for n in LABELS} == \
+        {f.name for f in FAMILIES}                                             # one config per family
+    for name, want in LABELS.items():
+        spec = specs.from_config(corpus() / f"{name}_config.json")
+        assert [kv.group_label(g) for g in spec.attention] == want, name
+        assert list(kv.kv_breakdown(spec, 10**6)) == want, name
+
+
+@pytest.mark.parametrize("path, config, name", [
+    ("Qwen--Qwen3-235B-A22B_config.json", {}, "Qwen3-235B-A22B (Qwen)"),            # a corpus file's name
+    ("my-qwen/config.json", {"_name_or_path": "Qwen/Qwen3-8B"}, "Qwen3-8B (Qwen)"),   # a Hub id in the config
+    ("my-qwen/config.json", {"_name_or_path": "/ckpt/Qwen3-8B-Instruct/"}, "Qwen3-8B-Instruct"),   # a path
+    ("my-qwen/config.json", {"_name_or_path": ""}, "my-qwen"),                      # else the folder
+    ("Org--Model/config.json", {"_name_or_path": "other/name"}, "Model (Org)"),      # the file's name first
+])
+def test_a_config_gets_a_readable_name_and_keeps_its_id(tmp_path, path, config, name):
+    c = {**json.loads((corpus() / "Qwen--Qwen3-8B_config.json").read_text()), **config}
+    file = tmp_path / path
+    file.parent.mkdir(exist_ok=True)
+    file.write_text(json.dumps(c))
+    spec = specs.from_config(file)
+    assert spec.name == name
+    assert spec.id == (file.parent.name if file.stem == "config" else file.stem.removesuffix("_config"))
+
+
+def test_a_registry_model_keeps_its_name():
+    assert specs.model("kimi-k3").name == "Kimi K3"
+    assert specs.from_config({**KIMI_LINEAR, "_name_or_path": "moonshotai/Kimi-Linear-48B-A3B-Instruct"},
+                             id="kimi-linear").name == "Kimi-Linear-48B-A3B-Instruct (moonshotai)"
+    assert specs.from_config(KIMI_LINEAR, id="kimi-linear").name == "kimi-linear"
+
+
+def test_the_shipped_state_dtype_is_recorded():
+    """Qwen3.5 keeps its Gated DeltaNet state in FP32 (text_config.mamba_ssm_dtype): recorded beside
+    the book's BF16 assumption, which the calculators still price unless asked; no other config of
+    the corpus names a state dtype."""
+    spec = specs.from_config(corpus() / "Qwen--Qwen3.5-397B-A17B_config.json")
+    assert spec.raw["shipped_state_dtype"] == "fp32" and spec.state_dtype is None
+    state = {d: kv.kv_breakdown(spec, 0, "bf16", d)["Gated DeltaNet state"] for d in ("bf16", "fp32")}
+    conv = 45 * 3 * (2 * 16 * 128 + 64 * 128) * 2                 # the conv tail stays BF16
+    assert state == {"bf16": 45 * 64 * 128 * 128 * 2 + conv, "fp32": 45 * 64 * 128 * 128 * 4 + conv}
+    assert (round(state["bf16"] / 1e6, 1), round(state["fp32"] / 1e6, 1)) == (97.7, 192.1)
+    assert kv.request_kv_bytes(spec, 0) == state["bf16"]
+    for name in ("moonshotai--Kimi-K3", "Qwen--Qwen3-235B-A22B"):
+        assert specs.from_config(corpus() / f"{name}_config.json").raw["shipped_state_dtype"] is None
+    c = json.loads((corpus() / "Qwen--Qwen3.5-27B_config.json").read_text())
+    c["text_config"]["mamba_ssm_dtype"] = "bfloat16"
+    assert specs.from_config(c).raw["shipped_state_dtype"] == "bf16"
+    c["text_config"]["mamba_ssm_dtype"] = "int8"
+    err = pytest.raises(ParameterError, specs.from_config, c).value
+    assert err.name == "mamba_ssm_dtype" and "float32" in err.allowed
 
 
 # ---- the counters against transformers' own modules ---------------------------------------------

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from twopaths import plan as cli
-from twopaths import specs
+from twopaths import scenario, specs
 from twopaths.calc import fleet, kv
 from twopaths.calc.placement import memory, placements
 from twopaths.calc.request import model_weight_bytes
@@ -117,6 +117,31 @@ def test_fixed_state_is_what_does_not_grow(capsys):
     assert short["fixed_bytes_per_request"] == 0
 
 
+def test_the_state_dtype_priced_is_named_beside_the_shipped_one(capsys):
+    """Qwen3.5 ships its Gated DeltaNet state in FP32 (mamba_ssm_dtype): the default prices the book's
+    BF16 and says what the config ships; --state-dtype shipped prices the FP32 one."""
+    qwen = "Qwen--Qwen3.5-397B-A17B"
+    r = as_json(capsys, qwen, *HEADLINE)
+    spec = specs.model(qwen)
+    fp32 = kv.request_kv_bytes(spec, 0, "bf16", "fp32")       # at 0 tokens a request is its state
+    assert (r["state_dtype"], r["shipped_state_dtype"]) == ("bf16", "fp32")
+    assert r["fixed_bytes_per_request"] == kv.request_kv_bytes(spec, 0, "bf16", "bf16")
+    assert r["fixed_bytes_per_request_shipped"] == fp32 > r["fixed_bytes_per_request"]
+    shipped = as_json(capsys, qwen, *HEADLINE, "--state-dtype", "shipped")
+    assert shipped["state_dtype"] == "fp32" and shipped["fixed_bytes_per_request"] == fp32
+    assert shipped["assumptions"]["state_dtype"] == "fp32"
+    status, out, _ = run(capsys, qwen, *HEADLINE)
+    assert f"state bf16 (the config ships fp32: {fp32 / 1e6:,.1f} MB fixed state)" in out
+    status, out, _ = run(capsys, qwen, *HEADLINE, "--state-dtype", "shipped")
+    assert "state fp32, as the config ships it" in out
+    # K3's config names no state dtype: shipped falls back to the book's BF16, and says so
+    k3 = as_json(capsys, "kimi-k3", *HEADLINE, "--state-dtype", "shipped")
+    assert (k3["state_dtype"], k3["shipped_state_dtype"], k3["fixed_bytes_per_request_shipped"]) == \
+        ("bf16", None, None)
+    assert "state bf16 (the config names no state dtype)" in run(capsys, "kimi-k3", *HEADLINE)[1]
+    assert "state fp32" in run(capsys, "kimi-k3", *HEADLINE, "--state-dtype", "fp32")[1]
+
+
 def test_flags_reach_the_assumptions(capsys):
     r = as_json(capsys, "deepseek-v4-pro", "--gpu", "GB200", "--formats", "fp8", "--kv-dtype", "fp8",
                 "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
@@ -184,6 +209,16 @@ def test_bad_model_names_model(capsys, model, allowed):
     assert status == 2
     last = err.strip().splitlines()[-1]
     assert f"MODEL: got {model!r}" in last and allowed in last
+
+
+def test_a_dense_model_gets_its_cache_and_says_why_it_has_no_plan():
+    """The command refuses a dense model (above); a chapter's report still prices its cache and
+    weights and gives the reason in place of placements."""
+    a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
+    r = cli.report("qwen-2.5-72b", "h200", a, work)
+    assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token("qwen-2.5-72b", "bf16", "bf16") == 80 * 8 * 128 * 2 * 2
+    assert (r["placements_tried"], r["placements"], r["plans"], r["best"]) == (0, [], [], None)
+    assert r["unsized"] == "a dense model: " + cli.DENSE and r["weight_bytes_total"] > 0
 
 
 def corpus(name: str) -> str:
@@ -339,13 +374,14 @@ def test_a_bad_gpu_spec_names_its_field(raises_param, gid, fields, name, allowed
 
 def test_a_configs_list_resolves_each_model_once(raises_param):
     qwen = "Qwen--Qwen3-235B-A22B"
-    assert cli.add_configs([qwen, "kimi-k3"]) == [qwen, "kimi-k3"]
-    err = raises_param("configs", cli.add_configs, [qwen, corpus(qwen)])    # one model, two spellings
-    assert f"each model once ({qwen!r} is given twice)" in err.allowed
-    raises_param("configs", cli.add_configs, ["kimi-k3", "kimi-k3"])
-    for bad in ([], qwen, None, [3]):
-        raises_param("configs", cli.add_configs, bad)
-    err = raises_param("configs", cli.add_configs, ["/no/such/config.json"])
+    assert scenario.models([], [qwen, "kimi-k3"]) == [qwen, "kimi-k3"]
+    err = raises_param("models", scenario.models, [], [qwen, corpus(qwen)])    # one model, two spellings
+    assert f"each one once ({qwen!r} is given twice)" in err.allowed
+    raises_param("models", scenario.models, [], ["kimi-k3", "kimi-k3"])
+    for bad in (qwen, None):
+        raises_param("configs", scenario.models, [], bad)
+    raises_param("configs", scenario.models, [], [3])
+    err = raises_param("configs", scenario.models, [], ["/no/such/config.json"])
     assert "a readable config.json file" in err.allowed
 
 

@@ -4,8 +4,9 @@ It prints the cache one request holds (bytes a token, the fixed state, one whole
 weights (in total, and on one GPU of each valid placement) and the fleet plan: the placement with
 the fewest nodes, decode plus prefill. Every figure comes from the calculators the serving
 chapters use (``calc.kv``, ``calc.placement``, ``calc.fleet``) under the book's serving assumptions
-(``specs.serving``), changed only by the flags; the one thing decided here is which cache groups
-have stopped growing (the fixed state). MODEL is a registry id or a config.json, which
+(``specs.serving``), changed only by the flags; the two things decided here are which cache groups
+have stopped growing (the fixed state) and, for the state, which dtype the config ships it in
+beside the one priced (``--state-dtype``; the book's BF16 by default). MODEL is a registry id or a config.json, which
 ``specs.add_model`` reads through ``specs.from_config`` and registers under its file's name.
 
 ``report(model, gpu, a, work)`` returns the figures as a dict (the ``--format json`` output);
@@ -27,8 +28,8 @@ from .calc.params import param_counts
 from .calc.placement import GPUMemory, memory, placements
 from .calc.request import model_weight_bytes
 from .errors import ParameterError, check_int, check_real
-from .specs import GPU_FIELDS, add_gpu  # noqa: F401  (the command's --gpu-spec, and chapter 16)
-from .specs.serving import KV_DTYPES, Assumptions, assumptions, weight_scenarios
+from .specs import GPU_FIELDS, add_gpu  # noqa: F401  (the command's --gpu-spec)
+from .specs.serving import KV_DTYPES, STATE_DTYPES, Assumptions, assumptions, weight_scenarios
 
 EXAMPLES = """\
 examples:
@@ -38,10 +39,13 @@ examples:
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
+  python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --state-dtype shipped
   python -m twopaths.plan kimi-k3 --gpu-spec my-gpus.json --gpu my-gpu
 
 Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty cycle of its
-standard scenario, and the book's serving assumptions (specs/serving.yaml). Counts take
+standard scenario, and the book's serving assumptions (specs/serving.yaml), among them a BF16
+linear-attention state, as the article sizes K3's; the output says which state dtype the config
+ships (Qwen3.5's FP32), and --state-dtype shipped prices that one. Counts take
 1000000, 1_000_000, 1e6, 500K or 1M.
 
 exit status: 0 a plan; 1 no plan: no placement holds a request (the output names the smallest
@@ -51,7 +55,7 @@ why, and still shows each placement's GPU); 2 bad input.
 
 # Which flag a library ParameterError's parameter name comes from, so the message names the flag.
 FLAGS = {"model": "MODEL", "config": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
-         "rho": "--rho", "kv_dtype": "--kv-dtype", "weights": "--formats",
+         "rho": "--rho", "kv_dtype": "--kv-dtype", "state_dtype": "--state-dtype", "weights": "--formats",
          "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node"}
 SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
 GB = 1e9
@@ -90,6 +94,9 @@ def parser() -> argparse.ArgumentParser:
                    help="share of sessions decoding at once, in (0, 1] (default: the article's standard scenario)")
     p.add_argument("--kv-dtype", choices=KV_DTYPES, default=None,
                    help="cache entry format (default bf16; fp8 is each model's shipped FP8 layout)")
+    p.add_argument("--state-dtype", choices=(*STATE_DTYPES, "shipped"), default=None,
+                   help="fixed (linear-attention) state format (default bf16, the book's assumption; "
+                        "shipped: the dtype the config names, the book's where it names none)")
     p.add_argument("--formats", choices=list(weight_scenarios()), default=None,
                    help="weight formats: as shipped, FP8 non-expert weights, or every linear layer in FP8")
     p.add_argument("--gpus-per-node", type=int, default=None,
@@ -149,24 +156,16 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         raise ParameterError(name, arg, f"a config the book reads ({e})") from None
 
 
-def add_configs(entries, name: str = "configs") -> list[str]:
-    """``resolve_model`` for each of a list of config paths or corpus names (a chapter's
-    ``configs``), each model once; their ids, in order."""
-    if isinstance(entries, (str, Path)) or not isinstance(entries, (list, tuple)) or not entries:
-        raise ParameterError(name, entries, "a non-empty list of config.json paths or corpus names")
-    ids = [resolve_model(e, name) for e in entries]
-    for i, m in enumerate(ids):
-        if m in ids[:i]:
-            raise ParameterError(name, entries, f"each model once ({m!r} is given twice)")
-    return ids
-
-
-def serving(args) -> Assumptions:
-    """The book's assumptions with the flags' changes (each checked by ``Assumptions``)."""
+def serving(args, model: str | None = None) -> Assumptions:
+    """The book's assumptions with the flags' changes (each checked by ``Assumptions``);
+    ``--state-dtype shipped`` takes ``model``'s (``shipped_state_dtype``)."""
     a = assumptions("book")
     changes = {}
     if args.kv_dtype:
         changes["kv_dtype"] = args.kv_dtype
+    if args.state_dtype:
+        changes["state_dtype"] = (shipped_state_dtype(model) or a.state_dtype if args.state_dtype == "shipped"
+                                  else args.state_dtype)
     if args.formats:
         changes["weights"] = args.formats
     if args.gpus_per_node is not None:
@@ -181,6 +180,27 @@ def default_rho() -> float:
     from .plans import scenario_rho
     from .specs.deployment import standard_scenario
     return scenario_rho(standard_scenario())
+
+
+def shipped_state_dtype(model) -> str | None:
+    """The dtype ``model``'s config keeps its fixed state in (``mamba_ssm_dtype``); None where the
+    config names none or the model keeps no linear-attention state."""
+    spec = specs.model(model) if isinstance(model, str) else model
+    has_state = any(g.kind == "kda" for g in spec.attention)
+    return spec.raw.get("shipped_state_dtype") if has_state else None
+
+
+def state_note(r: dict) -> str:
+    """Which state dtype a report priced, against the one its config ships."""
+    shipped, used = r["shipped_state_dtype"], r["state_dtype"]
+    if r["fixed_bytes_per_request"] == 0 and shipped is None:
+        return f"state {used}"
+    if shipped is None:
+        return f"state {used} (the config names no state dtype)"
+    if shipped == used:
+        return f"state {used}, as the config ships it"
+    return (f"state {used} (the config ships {shipped}: "
+            f"{r['fixed_bytes_per_request_shipped'] / 1e6:,.1f} MB fixed state)")
 
 
 def fixed_bytes(spec, context: int, a: Assumptions) -> float:
@@ -227,26 +247,35 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
             "unsized": None}
 
 
+DENSE = "the planner sizes expert-parallel decode units, and this model has no routed experts"
+
+
 def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
-    """Every figure the command prints, from the calculators."""
+    """Every figure the command prints, from the calculators; a dense model gets its cache and
+    weights, and no placements (``unsized`` says why)."""
     spec, g = specs.model(model), specs.gpu(gpu)
-    tried = placements(model, a)
+    shipped = shipped_state_dtype(spec)
+    moe = "routed_experts" in param_counts(model).by_group()
+    tried = placements(model, a) if moe else []
     valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
     return {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident},
         "assumptions": a.as_dict(),
-        "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype,
+        "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype, "shipped_state_dtype": shipped,
         "kv_bytes_per_token": kv.kv_bytes_per_token(spec, a.kv_dtype, a.state_dtype),
         "fixed_bytes_per_request": fixed_bytes(spec, work.context, a),
+        "fixed_bytes_per_request_shipped": fixed_bytes(spec, work.context, a.but(state_dtype=shipped))
+        if shipped else None,
         "request_bytes": kv.request_kv_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
         "kv_breakdown": kv.kv_breakdown(spec, work.context, a.kv_dtype, a.state_dtype),
         "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
         "placements": [memory_dict(m) for m in valid],
-        **fleet_plans(model, g.id, a, work, [m.placement for m in valid]),
+        **(fleet_plans(model, g.id, a, work, [m.placement for m in valid]) if moe else
+           {"plans": [], "best": None, "smallest_change": None, "unsized": "a dense model: " + DENSE}),
     }
 
 
@@ -260,7 +289,7 @@ def table(r: dict) -> str:
     lines = [f"{r['model_name']} on {r['gpu_name']}",
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
              f"{w['resident']:,} resident",
-             f"KV {r['kv_dtype']}, state {r['state_dtype']}, weights {r['weights']}; "
+             f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node",
              "",
              "cache of one request",
@@ -314,13 +343,12 @@ def main(argv: list[str] | None = None) -> int:
             add_gpu_file(args.gpu_spec)
         gpu = specs.gpu(args.gpu.lower() if args.gpu.lower() in specs.gpu_ids() else args.gpu).id
         model = resolve_model(args.model)
-        a = serving(args)
+        a = serving(args, model)
         rho = default_rho() if args.rho is None else args.rho
         work = fleet.workload(args.concurrency, args.context, rho)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
         if "routed_experts" not in param_counts(model).by_group():
-            raise ParameterError("model", args.model, "a mixture-of-experts model (the planner sizes "
-                                 "expert-parallel decode units, and this model has no routed experts)")
+            raise ParameterError("model", args.model, "a mixture-of-experts model (" + DENSE + ")")
         if not placements(model, a):
             cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
                       f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")

@@ -167,7 +167,11 @@ LABELS = {"mha": "K/V heads", "mla": "MLA latent", "kda": "KDA state", "window":
 
 
 def group_label(g) -> str:
-    """The label a group's bytes go under in ``kv_breakdown`` (CSA and HCA entries kept apart)."""
+    """The label a group's bytes go under in ``kv_breakdown``: the group's own ``label`` where its
+    family names the mechanism (a Gated DeltaNet state, sized as a KDA state is; Llama 4's attention
+    chunk, sized as a window), else its kind's (CSA and HCA entries kept apart by ratio)."""
+    if "label" in g.dims:
+        return g["label"]
     return f"compressed entries {g['ratio']}:1" if g.kind == "compressed" else LABELS[g.kind]
 
 

@@ -10,6 +10,7 @@ or negative dimension, or an unknown ``model_type`` is a ``ParameterError`` that
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from numbers import Integral
@@ -168,7 +169,8 @@ def mimo_v2_groups(c: dict) -> list[CacheGroup]:
 def llama4_groups(c: dict) -> list[CacheGroup]:
     """Llama 4: the rope layers (``no_rope_layers`` 1, by default three of every four) attend within
     chunks of ``attention_chunk_size`` tokens, so a request holds at most one chunk there, counted
-    whole (a window of the chunk size); the NoPE layers attend to everything, as full GQA."""
+    whole (a window of the chunk size, labelled as a chunk); the NoPE layers attend to everything,
+    as full GQA."""
     r = Reader(c, "llama4")
     L = r.dim("num_hidden_layers")
     every = r.dim("no_rope_layer_interval", 4)
@@ -177,7 +179,7 @@ def llama4_groups(c: dict) -> list[CacheGroup]:
         raise ParameterError("no_rope_layers", rope, f"a list with one entry per layer ({L})")
     chunked = sum(rope[:L]) if c.get("attention_chunk_size") else 0
     kv = _kv(r)
-    return (_group("window", chunked, **_sliding(r, kv, r.dim("attention_chunk_size", 1)))
+    return (_group("window", chunked, **_sliding(r, kv, r.dim("attention_chunk_size", 1)), label="attention chunk")
             + _group("mha", L - chunked, **kv))
 
 
@@ -231,7 +233,8 @@ def kimi_linear_groups(c: dict) -> list[CacheGroup]:
 
 def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
     """Qwen3-Next / Qwen3.5: Gated DeltaNet layers (a value_heads x K x V state, more value heads than
-    key heads) and gated full attention, from ``layer_types`` or every ``full_attention_interval``-th."""
+    key heads) and gated full attention, from ``layer_types`` or every ``full_attention_interval``-th.
+    The state is sized as a KDA state is (``calc.kv``) but labelled by its own name."""
     r = Reader(c, family_of(c).name)
     L = r.dim("num_hidden_layers")
     if "layer_types" in c:
@@ -244,7 +247,7 @@ def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
         raise ParameterError("layer_types", sorted(set(types)), "linear_attention or full_attention")
     return (_group("kda", L - full, heads=r.dim("linear_num_key_heads"), head_dim_k=r.dim("linear_key_head_dim"),
                    head_dim_v=r.dim("linear_value_head_dim"), conv_kernel=r.dim("linear_conv_kernel_dim"),
-                   value_heads=r.dim("linear_num_value_heads"))
+                   value_heads=r.dim("linear_num_value_heads"), label="Gated DeltaNet state")
             + _group("mha", full, **_kv(r)))
 
 
@@ -339,6 +342,37 @@ def _label(path_or_dict, c: dict) -> str:
     return c.get("_name_or_path") or c["model_type"]
 
 
+def readable_name(label: str, c: dict) -> str:
+    """What a table calls a model read from a config: ``Model (Org)`` for a Hugging Face id, named
+    by the file (AIConfigurator's ``Org--Model``) or else by the config's ``_name_or_path``
+    (``Org/Model``; a local path there gives its last folder); otherwise ``label`` itself."""
+    given = c.get("_name_or_path")
+    if "--" not in label and isinstance(given, str) and given.strip("/ "):
+        given = given.strip().rstrip("/")
+        label = given.replace("/", "--") if re.fullmatch(r"[\w.-]+/[\w.-]+", given) else Path(given).name
+    org, sep, model = label.partition("--")
+    return f"{model} ({org})" if sep and org and model else label
+
+
+# ``mamba_ssm_dtype``: the dtype Qwen3.5's configs keep the Gated DeltaNet state in, which SGLang
+# serves it at (mamba2_state_dtype, text_config's before the outer config's, as AIConfigurator's
+# sdk/models/qwen35.py mirrors it); no other config of the corpus names a state dtype.
+STATE_DTYPE_KEYS = ("mamba_ssm_dtype",)
+TORCH_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
+
+
+def shipped_state_dtype(c: dict) -> str | None:
+    """The dtype the config says its fixed (linear-attention) state is kept in, as the book names
+    dtypes; None where the config does not say."""
+    for key in STATE_DTYPE_KEYS:
+        if c.get(key) is not None:
+            v = str(c[key]).removeprefix("torch.")
+            if v not in TORCH_DTYPES:
+                raise ParameterError(key, c[key], "a state dtype the book prices: " + ", ".join(TORCH_DTYPES))
+            return TORCH_DTYPES[v]
+    return None
+
+
 def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
                 params: tuple[float, float] | None = None, source: str = "", extra: dict | None = None) -> ModelSpec:
     """The public-assumption spec of a model from its config.json (a path or a dict).
@@ -358,8 +392,9 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     groups = tuple(family.groups(c))
     label = id or _label(path_or_dict, c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
-           "weight_formats": weight_formats(c)}
-    spec = ModelSpec(id=label, name=name or label, assumptions="public", layers=r.dim("num_hidden_layers"),
+           "weight_formats": weight_formats(c), "shipped_state_dtype": shipped_state_dtype(c)}
+    spec = ModelSpec(id=label, name=name or readable_name(label, c), assumptions="public",
+                     layers=r.dim("num_hidden_layers"),
                      attention=groups, params_total=0.0, params_active=0.0,
                      source=source or f"config.json ({family.name} family)", raw=raw)
     if params is None:

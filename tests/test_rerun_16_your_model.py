@@ -1,0 +1,76 @@
+"""Chapter 16 re-run for a reader's model and GPU: its tables name them and hold the library's own
+numbers for them; a bad parameter stops it in its setup cell, named."""
+
+from pathlib import Path
+
+import pytest
+
+from twopaths import plan, runner, scenario, specs
+from twopaths.calc import fleet, kv
+from twopaths.specs.serving import assumptions
+
+from test_scenario import restore_registry  # noqa: F401  (autouse: what a test registers leaves with it)
+
+NB = Path(__file__).resolve().parents[1] / "notebooks" / "16-your-model.ipynb"
+QWEN, HYBRID = "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B"
+MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,
+                     "nvlink_bandwidth": 900e9}}
+
+
+def rerun(tmp_path, **params):
+    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
+                        use_cache=False)
+    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+
+
+@pytest.mark.notebooks
+def test_a_corpus_model_on_a_made_up_gpu(tmp_path):
+    values = rerun(tmp_path, configs=[QWEN], models=[], gpu="my-gpu", gpu_specs=MY_GPU)
+    model, gpu = scenario.models([], [QWEN])[0], scenario.gpu("my-gpu", MY_GPU)
+    name = specs.model(model).name
+    assert name == "Qwen3-235B-A22B (Qwen)"
+    for table in ("configs", "cache", "gpu", "fleet"):
+        assert name in values[f"{table}.title"], table
+    for table in ("gpu", "fleet"):
+        assert "my-gpu" in values[f"{table}.title"], table
+    assert "500,000 tokens" in values["cache.title"] and "10,000 sessions" in values["fleet.title"]
+    assert values["cache[0].model"] == name and [k for k in values if k.startswith("cache[1]")] == []
+    # the numbers are the library's for this model on this GPU, recomputed here
+    a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
+    assert values["cache[0].bytes a token"] == kv.kv_bytes_per_token(model, "bf16", "bf16") == 94 * 4 * 128 * 2 * 2
+    best = fleet.plan(model, gpu, a, work)
+    assert values["fleet[0].nodes"] == best.nodes and values["fleet[0].decode unit"] == best.placement.name
+    report = plan.report(model, gpu, a, work)
+    smallest = min(report["placements"], key=lambda p: (p["ep"], p["attention_tp"]))
+    assert values["gpu[0].weights"] == smallest["weight_bytes_per_gpu"] / 1e9
+    assert values["fig_cache[Qwen3-235B-A22B (Qwen)]"][0] == kv.request_kv_bytes(model, 1_000, "bf16", "bf16") / 1e9
+    assert values["state_summary"] == "no config here names a state dtype other than bf16"
+
+
+@pytest.mark.notebooks
+def test_a_hybrid_beside_k3_shows_its_state_as_shipped(tmp_path):
+    values = rerun(tmp_path, configs=[HYBRID], models=["kimi-k3"])
+    hybrid = scenario.models([], [HYBRID])[0]
+    assert [values["cache[0].model"], values["cache[1].model"]] == ["Kimi K3", "Qwen3.5-397B-A17B (Qwen)"]
+    assert values["cache[1].state dtype the config names"] == "fp32"
+    assert values["cache[0].state dtype the config names"] == "not named"
+    assert values["cache[1].fixed state, as shipped"] == kv.request_kv_bytes(hybrid, 0, "bf16", "fp32") / 1e6
+    assert values["cache[1].fixed state, priced"] == kv.request_kv_bytes(hybrid, 0, "bf16", "bf16") / 1e6
+    assert "Gated DeltaNet state x 45" in values["configs[1].cache groups"]
+    assert "KDA state x" in values["configs[0].cache groups"]
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("params, message", [
+    ({"configs": [QWEN, QWEN]}, "models: got"),
+    ({"gpu": "h300"}, "gpu: got 'h300'"),
+    ({"gpu": "my-gpu", "gpu_specs": {"my-gpu": {k: v for k, v in MY_GPU["my-gpu"].items() if k != "hbm_bytes"}}},
+     "gpu_specs.my-gpu.hbm_bytes: got None"),
+    ({"context": 0}, "context: got 0"),
+])
+def test_bad_input_stops_the_chapter_in_its_setup_cell(tmp_path, params, message):
+    with pytest.raises(runner.RunError) as info:
+        runner.execute(NB, tmp_path / "out.ipynb", {"profile": "smoke", "device": "cpu", **params})
+    text = str(info.value)
+    assert message in text and "ParameterError" in text
+    assert "failed in cell 3" in text, text     # the parameters, papermill's injected cell, then setup
