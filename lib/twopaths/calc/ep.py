@@ -17,7 +17,8 @@ several; ``min_viable_ep`` the smallest whole-node size that holds a request of 
 ``routed_experts(model, method)`` is the article's expert count or the public config's.
 
 ``dispatch_fanout(experts, top_k, per_target)``: the expected share of GPUs (or nodes) holding
-``per_target`` experts each that one token's ``top_k`` distinct experts land on.
+``per_target`` experts each that one token's ``top_k`` distinct experts land on; ``fanout(model,
+ep)`` gives it for a model's unit of ``ep`` GPUs, over its GPUs and over its nodes (``Fanout``).
 """
 
 from __future__ import annotations

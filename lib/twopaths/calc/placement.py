@@ -21,7 +21,10 @@ capacity``. A placement is *valid* for a context when at least one request fits 
 
 ``Placement``; ``memory(model, gpu, placement, context, a)`` gives a ``GPUMemory``;
 ``placements(model, a)`` the candidates a planner tries (whole-node EP sizes that spread the expert
-slots evenly, attention TP sizes that divide the heads and a node).
+slots evenly, attention TP sizes that divide the heads and a node). For a chapter's tables of any
+model: ``no_unit_reason(model, a)`` says why a model has no such placement (a dense model; expert
+slots that split over no whole-node EP size), ``unit_rows`` gives one GPU of each unit with attention
+DP and the widest TP (``UnitRow``), ``non_expert_bytes`` what a GPU holds outside the experts.
 """
 
 from __future__ import annotations
