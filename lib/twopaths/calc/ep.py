@@ -17,7 +17,8 @@ several; ``min_viable_ep`` the smallest whole-node size that holds a request of 
 ``routed_experts(model, method)`` is the article's expert count or the public config's.
 
 ``dispatch_fanout(experts, top_k, per_target)``: the expected share of GPUs (or nodes) holding
-``per_target`` experts each that one token's ``top_k`` distinct experts land on.
+``per_target`` experts each that one token's ``top_k`` distinct experts land on; ``fanout(model,
+ep)`` gives it for a model's unit of ``ep`` GPUs, over its GPUs and over its nodes (``Fanout``).
 """
 
 from __future__ import annotations
@@ -130,3 +131,27 @@ def dispatch_fanout(experts: int, top_k: int, per_target: int) -> float:
     top_k = check_int("top_k", top_k, minimum=1, maximum=experts)
     per_target = check_int("per_target", per_target, minimum=1, maximum=experts)
     return 1 - math.comb(experts - per_target, top_k) / math.comb(experts, top_k)
+
+
+@dataclass(frozen=True)
+class Fanout:
+    """Where one token's dispatch lands in a unit of ``ep`` GPUs: the shares of its GPUs and of
+    its nodes that hold at least one of the token's ``top_k`` experts (``dispatch_fanout``)."""
+    ep: int
+    experts: int                 # routed experts per MoE layer
+    top_k: int
+    experts_per_gpu: int
+    gpus: float                  # expected share of the unit's GPUs reached
+    nodes: float                 # expected share of the unit's nodes reached
+
+
+def fanout(model: str, ep: int, method: str = "public", gpus_per_node: int | None = None) -> Fanout:
+    """``model``'s dispatch over an EP group of ``ep`` GPUs, ``routed_experts(model, method)``
+    experts spread evenly over whole nodes (replicas left out: a token picks distinct experts)."""
+    from .decode import top_k         # decode imports this module
+    n = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
+    experts = routed_experts(model, method)
+    ep = check_int("ep", ep, minimum=1, maximum=experts)
+    per_gpu, k = experts // ep, top_k(model)
+    return Fanout(ep, experts, k, per_gpu, dispatch_fanout(experts, k, per_gpu),
+                  dispatch_fanout(experts, k, min(per_gpu * n, experts)))

@@ -21,7 +21,10 @@ capacity``. A placement is *valid* for a context when at least one request fits 
 
 ``Placement``; ``memory(model, gpu, placement, context, a)`` gives a ``GPUMemory``;
 ``placements(model, a)`` the candidates a planner tries (whole-node EP sizes that spread the expert
-slots evenly, attention TP sizes that divide the heads and a node).
+slots evenly, attention TP sizes that divide the heads and a node). For a chapter's tables of any
+model: ``no_unit_reason(model, a)`` says why a model has no such placement (a dense model; expert
+slots that split over no whole-node EP size), ``unit_rows`` gives one GPU of each unit with attention
+DP and the widest TP (``UnitRow``), ``non_expert_bytes`` what a GPU holds outside the experts.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..specs.serving import Assumptions
 from . import kv
 from .attention_flops import attention_layers, layer_bytes_read
 from .ep import article_expert_bytes, routed_experts
+from .params import param_counts
 from .request import request_bytes
 from .weights import experts_per_gpu, weights_per_gpu
 
@@ -200,3 +204,66 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
                     continue
                 out.append(Placement(e, t))
     return tuple(out)
+
+
+def _dense(model: str) -> bool:
+    return not param_counts(model).by_group().get("routed_experts")
+
+
+def no_unit_reason(model: str, a: Assumptions) -> str | None:
+    """Why ``model`` has no decode unit of whole nodes to size under ``a``, as a table row says it;
+    None when it has one. A dense model has no routed experts to spread; a MoE model's expert slots
+    may split evenly over no whole-node EP size up to ``a.max_ep`` GPUs."""
+    if _dense(model):
+        return "a dense model: no routed experts, so expert parallelism does not apply"
+    if placements(model, a):
+        return None
+    slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+    return (f"its {slots} expert slots per layer split evenly over no EP size of whole "
+            f"{a.gpus_per_node}-GPU nodes up to {a.max_ep} GPUs")
+
+
+@dataclass(frozen=True)
+class UnitRow:
+    """One GPU of a decode unit, with the expert slots it holds."""
+    memory: GPUMemory
+    experts_per_gpu: int
+    gpus_per_node: int
+
+    @property
+    def nodes(self) -> float:
+        return self.memory.placement.ep / self.gpus_per_node
+
+    @property
+    def requests_per_unit(self) -> int:
+        return self.memory.requests * self.memory.placement.attention_groups
+
+
+def unit_rows(model: str, gpu: GPUSpec | str, context: int, a: Assumptions,
+              maximum: int = 128) -> tuple[UnitRow, ...]:
+    """One GPU of each whole-node decode unit of up to ``maximum`` GPUs, with attention DP and with
+    the widest attention TP the model and ``a`` allow; empty when ``no_unit_reason`` gives one."""
+    if no_unit_reason(model, a):
+        return ()
+    cands = [p for p in placements(model, a) if p.ep <= maximum]
+    widest = max((p.attention_tp for p in cands), default=1)
+    slots = routed_experts(model, "public" if a.inputs == "public" else "article")
+    return tuple(UnitRow(memory(model, gpu, p, context, a), experts_per_gpu(slots, p.ep, a.redundant_experts),
+                         a.gpus_per_node)
+                 for p in cands if p.attention_tp in (1, widest))
+
+
+def non_expert_bytes(model: str, attention_tp: int, a: Assumptions) -> float | None:
+    """Every weight but the routed experts on one GPU of an attention group of ``attention_tp``
+    GPUs, whatever the EP size; None for a dense model or where the heads do not split
+    ``attention_tp`` ways."""
+    if _dense(model):
+        return None
+    try:
+        _check_tp(model, attention_tp, a)
+    except ParameterError:
+        return None
+    if a.inputs != "public":     # the article's per-GPU allowance, as in _weights
+        return deployment(model).overhead_bytes
+    return weights_per_gpu(model, 1, tp=attention_tp, redundant_experts=a.redundant_experts,
+                           formats=a.formats()).other_bytes
