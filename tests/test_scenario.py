@@ -53,6 +53,7 @@ def test_gpu_specs_add_accelerators_the_registry_lacks(raises_param):
     raises_param("gpu_specs", scenario.gpu, "h200", ["my-gpu"])
     raises_param("gpus", scenario.gpus, ["h200", "h200"])
     raises_param("gpus", scenario.gpus, "h200")
+    raises_param("gpus", scenario.gpus, ["h200", "tpu-v9"])
     raises_param("gpu", scenario.gpu, "tpu-v9")
 
 

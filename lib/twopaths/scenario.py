@@ -60,7 +60,9 @@ def gpus(gpus, gpu_specs=None) -> list[str]:
     if isinstance(gpus, (str, bytes)) or not isinstance(gpus, (list, tuple)) or not gpus:
         raise ParameterError("gpus", gpus, "a non-empty list of GPU ids, e.g. [\"h200\", \"b300\"]")
     for g in gpus:
-        gpu(g)
+        if g not in specs.gpu_ids():
+            raise ParameterError("gpus", g, "GPUs of specs/gpus.yaml (" + ", ".join(specs.gpu_ids())
+                                 + ") or keys of gpu_specs")
     return _once("gpus", list(gpus), gpus)
 
 
