@@ -5,6 +5,8 @@ The article mixes the two; the book never does. Every formatted figure says whic
 
 from __future__ import annotations
 
+import math
+
 from ..errors import check_choice
 
 UNITS = {
@@ -22,3 +24,11 @@ def to_unit(n_bytes: float, unit: str) -> float:
 def fmt_bytes(n_bytes: float, unit: str, digits: int = 1) -> str:
     """``n_bytes`` as text in the named unit, e.g. ``fmt_bytes(61_440, "kB") == "61.4 kB"``."""
     return f"{to_unit(n_bytes, unit):,.{digits}f} {unit}"
+
+
+def fmt_amount(value: float, unit: str, digits: int = 2) -> str:
+    """``value``, already in ``unit``, with ``digits`` decimals, or three significant digits when it
+    is below one (a short context in GB, a small fleet in TB), so it never prints as 0.00."""
+    if value and abs(value) < 1:
+        digits = max(digits, 2 - math.floor(math.log10(abs(value))))
+    return f"{value:,.{digits}f} {unit}"

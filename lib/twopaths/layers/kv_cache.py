@@ -28,6 +28,10 @@ def store(x: torch.Tensor, rope_dim: int, fmt: KVFormat) -> list[torch.Tensor]:
     nope, rope = x[:, : dim - rope_dim], x[:, dim - rope_dim:]
     if fmt.name in TORCH_DTYPE:
         return [x.to(TORCH_DTYPE[fmt.name])]
+    if not fmt.scale_group:
+        # Per-tensor FP8 (vLLM, SGLang): the one scale belongs to the layer, not to a request.
+        scale = x.abs().amax().clamp_min(1e-12) / torch.finfo(torch.float8_e4m3fn).max
+        return [(x / scale).to(torch.float8_e4m3fn)]
     # Block-scaled FP8: one scale per scale_group non-rope values, rope kept in BF16.
     groups = math.ceil(nope.shape[1] / fmt.scale_group)
     padded = torch.nn.functional.pad(nope, (0, groups * fmt.scale_group - nope.shape[1]))
@@ -100,16 +104,18 @@ class CompressedCache(TokenCache):
 
 
 class KDAState:
-    """KDA's fixed state: S [H, K, V] updated by forget, correct, write; plus the conv tail."""
+    """KDA's fixed state: S [HV, K, V] updated by forget, correct, write; plus the conv tail of q, k
+    (``heads`` each) and v (``value_heads``, more than ``heads`` in Gated DeltaNet's grouped form)."""
 
     def __init__(self, heads: int, head_dim_k: int, head_dim_v: int, state_dtype: str, conv_kernel: int,
-                 device=None):
-        self.S = torch.zeros(heads, head_dim_k, head_dim_v, dtype=TORCH_DTYPE[state_dtype], device=device)
-        width = heads * (2 * head_dim_k + head_dim_v)
+                 device=None, value_heads: int | None = None):
+        value_heads = value_heads or heads
+        self.S = torch.zeros(value_heads, head_dim_k, head_dim_v, dtype=TORCH_DTYPE[state_dtype], device=device)
+        width = 2 * heads * head_dim_k + value_heads * head_dim_v
         self.conv = torch.zeros(max(conv_kernel - 1, 0), width, dtype=torch.bfloat16, device=device)
 
     def step(self, k: torch.Tensor, v: torch.Tensor, alpha: torch.Tensor, beta: torch.Tensor) -> None:
-        """k [H, K] (unit norm), v [H, V], alpha [H, K] in (0, 1), beta [H] in [0, 1]: one token of
+        """k [H, K] (unit norm), v [HV, V], alpha [HV, K] in (0, 1), beta [HV] in [0, 1]: one token of
         ``kda_recurrent`` (forget, correct, write), the state kept in its own dtype."""
         one = lambda x: x[None, None]  # noqa: E731  [B=1, T=1, ...]
         _, S = kda_recurrent(one(k), one(k), one(v), one(alpha.log()), one(beta), initial_state=self.S[None])
@@ -133,11 +139,13 @@ def build(spec: ModelSpec, tokens: int, kv_dtype: str = "bf16", state_dtype: str
     for g in spec.attention:
         d = g.dims
         if g.kind == "kda":
-            cache = KDAState(d["heads"], d["head_dim_k"], d["head_dim_v"], state_dtype, d.get("conv_kernel", 0), device)
+            hv = d.get("value_heads", d["heads"])
+            cache = KDAState(d["heads"], d["head_dim_k"], d["head_dim_v"], state_dtype, d.get("conv_kernel", 0),
+                             device, hv)
             for _ in range(min(tokens, 4)):   # the state never grows: a few steps show it
                 k = torch.nn.functional.normalize(rand(d["heads"], d["head_dim_k"]), dim=-1)
-                cache.step(k, rand(d["heads"], d["head_dim_v"]), torch.sigmoid(rand(d["heads"], d["head_dim_k"])),
-                           torch.sigmoid(rand(d["heads"])))
+                cache.step(k, rand(hv, d["head_dim_v"]), torch.sigmoid(rand(hv, d["head_dim_k"])),
+                           torch.sigmoid(rand(hv)))
         else:
             if g.kind == "mha":
                 cache = TokenCache(d["kv_heads"] * (d["head_dim_k"] + d["head_dim_v"]), 0, fmt)

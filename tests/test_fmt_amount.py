@@ -1,0 +1,14 @@
+"""``units.fmt_amount``: a re-run's small figures (a short context in GB, a few requests in TB) keep
+their digits instead of printing as 0.00."""
+
+import pytest
+
+from twopaths.calc.units import fmt_amount
+
+
+@pytest.mark.parametrize("value, digits, text", [
+    (27.876, 2, "27.88 GB"), (1249.34, 1, "1,249.3 GB"), (0.53, 2, "0.530 GB"),
+    (0.0256, 2, "0.0256 GB"), (0.0000123, 1, "0.0000123 GB"), (0, 2, "0.00 GB"), (-0.04, 2, "-0.0400 GB"),
+])
+def test_decimals_above_one_three_significant_digits_below(value, digits, text):
+    assert fmt_amount(value, "GB", digits) == text

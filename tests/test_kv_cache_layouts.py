@@ -1,0 +1,58 @@
+"""The toy caches of chapter 01 against the calculator for the layouts corpus models bring: per-tensor
+FP8 K/V (GQA, as vLLM and SGLang store it) and Gated DeltaNet's state, which has more value heads
+than key heads. The registry's own models are checked in test_kv.py."""
+
+import pytest
+import torch
+from hypothesis import given, settings, strategies as st
+
+from twopaths import scenario, specs
+from twopaths.calc import kv
+from twopaths.layers import kv_cache
+
+
+def _toy(kind, dims, layers, raw=None):
+    return specs.ModelSpec(id="toy", name="toy", assumptions="public", layers=layers,
+                           attention=(specs.CacheGroup(kind, layers, dims),), params_total=1,
+                           params_active=1, source="test", raw=raw or {})
+
+
+@settings(max_examples=30, deadline=None)
+@given(tokens=st.integers(0, 200), kv_heads=st.integers(1, 4), head_dim=st.integers(1, 40),
+       layers=st.integers(1, 4))
+def test_per_tensor_fp8_kv_heads_equal_the_calculator(tokens, kv_heads, head_dim, layers):
+    spec = _toy("mha", {"kv_heads": kv_heads, "head_dim_k": head_dim, "head_dim_v": head_dim}, layers,
+                {"fp8_layout": "fp8-per-tensor"})
+    measured = kv_cache.build(spec, tokens, "fp8")
+    assert measured == kv.kv_breakdown(spec, tokens, "fp8")
+    assert measured["K/V heads"] == layers * tokens * kv_heads * 2 * head_dim   # one byte an element
+
+
+def test_per_tensor_fp8_stores_e4m3_with_no_per_vector_scale():
+    x = torch.randn(6, 256)
+    (q,) = kv_cache.store(x, 0, kv.FORMATS["fp8-per-tensor"])
+    assert q.dtype == torch.float8_e4m3fn and q.shape == x.shape
+    scale = x.abs().amax() / torch.finfo(torch.float8_e4m3fn).max
+    assert torch.allclose(q.float() * scale, x, rtol=0.07, atol=1e-3 * float(x.abs().max()))
+
+
+@settings(max_examples=30, deadline=None)
+@given(heads=st.integers(1, 3), group=st.integers(1, 4), dk=st.integers(1, 24), dv=st.integers(1, 24),
+       conv=st.integers(0, 4), state=st.sampled_from(kv.STATE_DTYPES))
+def test_grouped_value_heads_state_equals_the_calculator(heads, group, dk, dv, conv, state):
+    dims = {"heads": heads, "head_dim_k": dk, "head_dim_v": dv, "conv_kernel": conv,
+            "value_heads": heads * group}
+    spec = _toy("kda", dims, 3)
+    assert kv_cache.build(spec, 9, "bf16", state) == kv.kv_breakdown(spec, 9, "bf16", state)
+
+
+@pytest.mark.parametrize("config", ["Qwen--Qwen3.5-397B-A17B", "Qwen--Qwen3-235B-A22B"])
+@pytest.mark.parametrize("dtype", ["bf16", "fp8"])
+def test_corpus_models_at_full_dims_equal_the_calculator(config, dtype):
+    (model,) = scenario.models([], [config])
+    spec = specs.model(model)
+    measured = kv_cache.build(spec, 123, dtype, "fp32")
+    assert measured == kv.kv_breakdown(spec, 123, dtype, "fp32")
+    states = [g for g in spec.attention if g.kind == "kda"]
+    if states:   # Qwen3.5: 64 value heads (16 key heads) of 128 x 128 FP32 states in 45 layers
+        assert measured[kv.group_label(states[0])] >= 45 * 64 * 128 * 128 * 4
