@@ -27,6 +27,7 @@ from .placement import GPUMemory, Placement
 from .weights import shipped_formats, weight_bytes
 
 GB = 1e9
+BF16_NOTE = "A config without a quantization_config is priced in BF16, as it would load."
 
 
 def is_moe(model: str) -> bool:
@@ -160,7 +161,7 @@ def scenario_table(models: list[str], gpus: list[str], context: int, a: Assumpti
     return table(title, ["weights", "model", "GPU", Column("checkpoint", "GB", "{:,.0f} GB"), "experts in",
                          "smallest unit", Column("weights / GPU", "GB", gb), Column("KV room / GPU", "GB", gb),
                          Column("requests / GPU", "requests", "{:,}"), "smallest DP unit"], rows,
-                 note="A config without a quantization_config is priced in BF16, as it would load.")
+                 note=BF16_NOTE)
 
 
 def room_lines(units: dict[tuple, GPUMemory]) -> dict[str, dict[str, list[tuple[int, float]]]]:
