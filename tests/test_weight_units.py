@@ -56,6 +56,9 @@ def test_where_no_unit_holds_a_request_the_row_names_the_fix():
     text = wu.unit_text(QWEN72, None, "h200", 500_000, dp)
     assert text == (f"none: needs a GPU with at least "
                     f"{(need.weights + need.request_bytes) / 0.9 / 1e9:.1f} GB of HBM")
+    # a dense model tries what the planner tries first: FP8 weights, then an FP8 cache
+    assert wu.fix("llama-3.1-405b", "h200", 500_000, BOOK) == "FP8 non-expert weights (weights='fp8-non-expert')"
+    assert wu.smallest("llama-3.1-405b", "h200", 500_000, BOOK.but(weights="fp8-non-expert")) is not None
     work = fleet.Workload(1, 10_000_000)
     assert wu.fix(K3, "h200", 10_000_000, BOOK) == fleet.smallest_change(K3, "h200", BOOK, work)
 

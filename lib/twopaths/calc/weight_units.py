@@ -101,6 +101,11 @@ def fix(model: str, gpu: str, context: int, a: Assumptions) -> str:
         return f"an EP size of whole {a.gpus_per_node}-GPU nodes that divides its {slots} expert slots"
     if is_moe(model):
         return fleet.smallest_change(model, gpu, a, fleet.Workload(1, context))
+    # A dense model: the changes fleet.smallest_change tries, in its order, then more HBM.
+    if a.weights == "shipped" and smallest(model, gpu, context, a.but(weights="fp8-non-expert")):
+        return "FP8 non-expert weights (weights='fp8-non-expert')"
+    if a.kv_dtype == "bf16" and smallest(model, gpu, context, a.but(kv_dtype="fp8")):
+        return "an FP8 cache (kv_dtype='fp8')"
     need = min(u.weights + u.overhead_bytes + u.request_bytes
                for u in (placement.memory(model, gpu, p, context, a) for p in _dense_layouts(model, a)))
     return f"a GPU with at least {need / a.usable_fraction / GB:.1f} GB of HBM"
