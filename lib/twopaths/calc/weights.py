@@ -108,18 +108,21 @@ class GPUWeights:
 
 def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_experts: int = 0,
                     formats: dict | None = None) -> GPUWeights:
-    """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1)."""
+    """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1). A
+    dense model has no experts to spread: each GPU holds its ``tp`` share of every weight."""
     spec = model(spec) if isinstance(spec, str) else spec
     tp = _check_tp(spec, tp)
-    counts = param_counts(spec)
-    experts, moe_layers = moe_shape(counts, spec)
-    per_gpu = experts_per_gpu(experts, ep, redundant_experts)
+    ep = check_int("ep", ep, minimum=1)
     total = weight_bytes(spec, formats)
+    experts = per_gpu = 0
+    if "routed_experts" in total:
+        experts = moe_shape(param_counts(spec), spec)[0]
+        per_gpu = experts_per_gpu(experts, ep, redundant_experts)
     fmts = _formats(spec, formats)
     whole = {g: fmts[g].bytes(n) for g, n in tp_replicated(spec).items()} if tp > 1 else {}
     by_group = {g: (b * per_gpu / experts if g == "routed_experts" else whole.get(g, 0) + (b - whole.get(g, 0)) / tp)
                 for g, b in total.items()}
-    expert = by_group["routed_experts"]
+    expert = by_group.get("routed_experts", 0.0)
     return GPUWeights(per_gpu, expert, sum(by_group.values()) - expert, by_group)
 
 
