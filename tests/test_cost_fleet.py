@@ -86,3 +86,14 @@ def test_plan_steps_are_the_plans_steps_and_nan_past_a_full_gpu():
     steps = decode.plan_steps(p, [1, n, n + 1], bandwidth=4e12)
     assert steps[0] == decode.plan_step(p, 1, 4e12).step and steps[1] == decode.plan_step(p, n, 4e12).step
     assert math.isnan(steps[2])
+
+
+def test_shared_steps_put_every_plan_on_one_grid_that_holds_each_full_batch():
+    small, large = fleet.plan(K3, "h200", A, W), fleet.plan(V4, "b300", A, W)
+    x, steps = decode.shared_steps({"k": small, "v": large, "none": "no plan"},
+                                   {"k": None, "v": 7e12, "none": None})
+    assert {small.decode.requests, large.decode.requests} <= set(x) and x[0] == 1
+    n = list(x).index(small.decode.requests)
+    assert steps["k"][n] == decode.plan_step(small).step and np.isnan(steps["k"][n + 1:]).all()
+    assert steps["v"][-1] == decode.plan_step(large, bandwidth=7e12).step
+    assert np.isnan(steps["none"]).all() and len(steps["none"]) == len(x)

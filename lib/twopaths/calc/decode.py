@@ -20,12 +20,13 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 - ``plan_step(plan, batch=None, bandwidth=None)``: the same for one GPU of a ``calc.fleet`` plan,
   under the plan's basis (the article's overhead counted as the non-expert weights it stands for).
 - ``batch_grid(most, points)`` and ``plan_steps(plan, batches, bandwidth)``: the step of one GPU of
-  a plan at each batch of a grid, NaN past the batch the GPU holds, so curves of several plans
-  share one x axis (what a figure draws and glues).
+  a plan at each batch of a grid, NaN past the batch the GPU holds; ``shared_steps(plans,
+  bandwidths)`` puts several plans' curves on one x axis (what a figure draws and glues).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -158,3 +159,14 @@ def plan_steps(plan, batches, bandwidth: float | None = None) -> np.ndarray:
     batches = ints("batches", batches, minimum=1)
     return np.array([plan_step(plan, int(b), bandwidth).step if b <= plan.decode.requests else np.nan
                      for b in np.atleast_1d(batches)])
+
+
+def shared_steps(plans: Mapping, bandwidths: Mapping) -> tuple[np.ndarray, dict]:
+    """One batch grid for several plans (``{key: plan}``; a value that is no plan, such as the
+    reason ``cost.plan_or_reason`` gives, draws nothing) and each plan's steps on it, at
+    ``bandwidths[key]`` (None: the GPU's own): ``(x, {key: steps})``. The grid holds each plan's
+    full batch, so every curve ends where its GPU is full."""
+    full = [p.decode.requests for p in plans.values() if hasattr(p, "decode")]
+    x = np.union1d(batch_grid(max(full, default=1)), full).astype(int)
+    return x, {k: plan_steps(p, x, bandwidths[k]) if hasattr(p, "decode") else np.full(len(x), np.nan)
+               for k, p in plans.items()}
