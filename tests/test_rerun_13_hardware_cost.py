@@ -38,27 +38,27 @@ def _library(price=PRICE):
 @pytest.mark.notebooks
 def test_the_tables_name_the_corpus_model_and_the_gpu_and_show_its_numbers(rerun):
     model, gpu, p, c = _library()
-    for table in ("single_step", "plans", "capacity", "ttft", "cost"):
+    for table in ("hw_single_step", "hw_plans", "hw_capacity", "hw_ttft", "hw_cost"):
         title = rerun[f"{table}.title"]
         assert scenario.model_name(model) in title and scenario.gpu_name(gpu) in title, title
         assert "Kimi K3" not in title and "H200" not in title, title
-    assert "3.5 USD per GPU-hour" in rerun["cost.title"]
-    assert rerun["cost[0].model"] == scenario.model_name(model)
-    assert rerun["cost[0].decode unit"] == p.placement.name
-    assert rerun["cost[0].GPUs"] == p.gpus
-    assert rerun["ttft[0].TTFT bound"] == pytest.approx(1e3 * prefill.plan_ttft(p, 500_000), rel=1e-12)
-    assert rerun["ttft[0].GPUs in the unit"] == p.prefill.unit.ep
-    assert rerun["plans[0].nodes"] == p.nodes
-    assert scenario.model_name(model) in rerun["fig_step.title"]
-    assert rerun["fig_step.x"][-1] == p.decode.requests
+    assert "3.5 USD per GPU-hour" in rerun["hw_cost.title"]
+    assert rerun["hw_cost[0].model"] == scenario.model_name(model)
+    assert rerun["hw_cost[0].decode unit"] == p.placement.name
+    assert rerun["hw_cost[0].GPUs"] == p.gpus
+    assert rerun["hw_ttft[0].TTFT bound"] == pytest.approx(1e3 * prefill.plan_ttft(p, 500_000), rel=1e-12)
+    assert rerun["hw_ttft[0].GPUs in the unit"] == p.prefill.unit.ep
+    assert rerun["hw_plans[0].nodes"] == p.nodes
+    assert scenario.model_name(model) in rerun["fig_hw_step.title"]
+    assert rerun["fig_hw_step.x"][-1] == p.decode.requests
 
 
 @pytest.mark.notebooks
 def test_the_cost_cells_follow_the_price(rerun):
     *_, c = _library()
-    assert rerun["cost[0].USD / M tokens"] == pytest.approx(c.usd_per_million_tokens, rel=1e-12)
-    assert rerun["cost[0].USD / hour, fleet"] == pytest.approx(c.usd_per_hour, rel=1e-12)
-    assert rerun["cost[0].USD / session-hour"] == pytest.approx(c.usd_per_session_hour, rel=1e-12)
+    assert rerun["hw_cost[0].USD / M tokens"] == pytest.approx(c.usd_per_million_tokens, rel=1e-12)
+    assert rerun["hw_cost[0].USD / hour, fleet"] == pytest.approx(c.usd_per_hour, rel=1e-12)
+    assert rerun["hw_cost[0].USD / session-hour"] == pytest.approx(c.usd_per_session_hour, rel=1e-12)
     assert c.usd_per_million_tokens == pytest.approx(PRICE / 2.0 * _library(2.0)[-1].usd_per_million_tokens)
     # the prose's figures, about the article's pair, follow the price too
     a = plans.serving_assumptions({})
