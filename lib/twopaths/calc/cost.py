@@ -8,12 +8,24 @@
 - ``node_ratio(plan_a, plan_b)``: nodes per session served, from two ``calc.fleet`` plans: what a
   memory-bound fleet actually pays.
 - ``usd_per_million_tokens(gpus, usd_per_gpu_hour, tokens_per_s)``.
+- ``plan_or_reason(model, gpu, a, work)``: the ``calc.fleet`` plan to price, or a sentence saying why
+  there is none (the smallest fix, or a dense model the placements cannot spread).
+- ``fleet_cost(plan, usd_per_gpu_hour, bandwidth)``: a plan priced at the bandwidth bound, a
+  ``FleetCost`` (USD an hour, per session-hour and per million output tokens).
+- ``node_gain(model, old, new, a, work)``: nodes on ``old`` GPUs over nodes on ``new`` ones, the
+  multiple of ``old``'s hourly price up to which ``new`` is the cheaper (or why there is none).
 """
 
 from __future__ import annotations
 
-from ..errors import check_int, check_real
+from dataclasses import dataclass
+
+from ..errors import ParameterError, check_int, check_real
 from ..specs.deployment import workload
+from ..specs.serving import Assumptions
+from . import fleet
+from .decode import DecodeBound, plan_step
+from .params import param_counts
 from .request import activated_weight_bytes, request_bytes
 
 
@@ -46,3 +58,56 @@ def usd_per_million_tokens(gpus: int, usd_per_gpu_hour: float, tokens_per_s: flo
     price = check_real("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0)
     rate = check_real("tokens_per_s", tokens_per_s, minimum=0, open_min=True)
     return gpus * price / 3600 / rate * 1e6
+
+
+def plan_or_reason(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> fleet.Plan | str:
+    """``fleet.plan``, or the sentence a table shows where there is none, so one model the book
+    cannot plan is a row that says why instead of a traceback."""
+    try:
+        return fleet.plan(model, gpu, a, work)
+    except fleet.NoValidPlan as e:
+        return f"no valid plan; smallest fix: {e.fix}"
+    except ParameterError:
+        if any(c.name == "routed experts" for c in param_counts(model).components):
+            raise           # a mixture of experts the planner should have placed: a real error
+        return "no plan: a dense model, and the book's placements spread routed experts"
+
+
+@dataclass(frozen=True)
+class FleetCost:
+    """A plan priced at the bandwidth bound: each decode GPU steps at a full GPU's pace, every
+    resident session gets one token a step, and every GPU of the plan, prefill included, is paid."""
+    gpus: int
+    sessions: int
+    step: DecodeBound            # one full decode GPU of the plan
+    tokens_per_s: float          # output tokens the fleet decodes a second
+    usd_per_gpu_hour: float
+
+    @property
+    def usd_per_hour(self) -> float:
+        return self.gpus * self.usd_per_gpu_hour
+
+    @property
+    def usd_per_session_hour(self) -> float:
+        return self.usd_per_hour / self.sessions
+
+    @property
+    def usd_per_million_tokens(self) -> float:
+        return usd_per_million_tokens(self.gpus, self.usd_per_gpu_hour, self.tokens_per_s)
+
+
+def fleet_cost(plan: fleet.Plan, usd_per_gpu_hour: float, bandwidth: float | None = None) -> FleetCost:
+    """``plan`` priced at ``usd_per_gpu_hour`` (> 0: a free GPU prices nothing and makes every
+    cost ratio 0/0), its GPUs reading at ``bandwidth`` (default: the GPU's HBM bandwidth)."""
+    price = check_real("usd_per_gpu_hour", usd_per_gpu_hour, minimum=0, open_min=True)
+    s = plan_step(plan, bandwidth=bandwidth)
+    return FleetCost(plan.gpus, plan.concurrency, s, plan.work.resident / s.step, price)
+
+
+def node_gain(model: str, old: str, new: str, a: Assumptions, work: fleet.Workload) -> float | str:
+    """Nodes on ``old`` GPUs over nodes on ``new`` ones for the same work. Nodes hold
+    ``a.gpus_per_node`` GPUs either way, so it is also the multiple of ``old``'s hourly price up
+    to which ``new`` is the cheaper. The reason (``plan_or_reason``) where either has no plan."""
+    plans = [plan_or_reason(model, g, a, work) for g in (old, new)]
+    reasons = [p for p in plans if isinstance(p, str)]
+    return reasons[0] if reasons else plans[0].nodes / plans[1].nodes

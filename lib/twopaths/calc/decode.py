@@ -19,10 +19,14 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
   the public config, at ``batch`` requests per GPU or the largest batch whose caches fit.
 - ``plan_step(plan, batch=None, bandwidth=None)``: the same for one GPU of a ``calc.fleet`` plan,
   under the plan's basis (the article's overhead counted as the non-expert weights it stands for).
+- ``batch_grid(most, points)`` and ``plan_steps(plan, batches, bandwidth)``: the step of one GPU of
+  a plan at each batch of a grid, NaN past the batch the GPU holds; ``shared_steps(plans,
+  bandwidths)`` puts several plans' curves on one x axis (what a figure draws and glues).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -136,3 +140,33 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions)
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0)
+
+
+def batch_grid(most: int, points: int = 200) -> np.ndarray:
+    """Requests per GPU from 1 to ``most``: every one when there are at most ``points``, else about
+    ``points`` spread evenly on a log scale (a figure's x axis; ``chapter.glue_figure`` records
+    at most 1,000 points a series)."""
+    most = check_int("most", most, minimum=1)
+    points = check_int("points", points, minimum=2)
+    if most <= points:
+        return np.arange(1, most + 1)
+    return np.unique(np.geomspace(1, most, points).round().astype(int))
+
+
+def plan_steps(plan, batches, bandwidth: float | None = None) -> np.ndarray:
+    """``plan_step(plan, b, bandwidth).step`` for each ``b`` of ``batches``; NaN where ``b`` exceeds
+    the requests one GPU of the plan holds (no such step exists)."""
+    batches = ints("batches", batches, minimum=1)
+    return np.array([plan_step(plan, int(b), bandwidth).step if b <= plan.decode.requests else np.nan
+                     for b in np.atleast_1d(batches)])
+
+
+def shared_steps(plans: Mapping, bandwidths: Mapping) -> tuple[np.ndarray, dict]:
+    """One batch grid for several plans (``{key: plan}``; a value that is no plan, such as the
+    reason ``cost.plan_or_reason`` gives, draws nothing) and each plan's steps on it, at
+    ``bandwidths[key]`` (None: the GPU's own): ``(x, {key: steps})``. The grid holds each plan's
+    full batch, so every curve ends where its GPU is full."""
+    full = [p.decode.requests for p in plans.values() if hasattr(p, "decode")]
+    x = np.union1d(batch_grid(max(full, default=1)), full).astype(int)
+    return x, {k: plan_steps(p, x, bandwidths[k]) if hasattr(p, "decode") else np.full(len(x), np.nan)
+               for k, p in plans.items()}

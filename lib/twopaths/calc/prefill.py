@@ -8,6 +8,8 @@ prefill from below; attention over a long context only adds.
 - ``time_bound(flops, gpus, flops_per_gpu, efficiency=1)``: seconds, at ``efficiency`` x peak.
 - ``ttft_bound(model, gpu, tokens, gpus, basis, dtype)``: the time to first token of one prompt of
   ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
+- ``plan_ttft(plan, tokens)``: the same on a ``calc.fleet`` plan's own prefill unit (its smallest
+  valid placement, ``plan.prefill.unit.ep`` GPUs, which differs between models and GPUs).
 - ``prompt_flops_per_token(model, context)`` and ``tokens_per_s_per_gpu(model, gpu, context, mfu=)``:
   what one prompt token costs, weights and attention in prefill form, and the prompt tokens a second
   one GPU sustains (``calc.fleet`` sizes prefill by work with them).
@@ -49,6 +51,15 @@ def ttft_bound(model: str, gpu: str, tokens: int, gpus: int, *, basis: str = "st
                dtype: str = "fp8", efficiency: float = 1.0) -> float:
     """Seconds before the first token of a prompt of ``tokens`` new tokens can exist, at best."""
     return time_bound(matmul_flops(_activated(model, basis), tokens), gpus, _rate(gpu, dtype), efficiency)
+
+
+def plan_ttft(plan, tokens: int, *, dtype: str = "fp8", efficiency: float = 1.0) -> float:
+    """``ttft_bound`` on the prefill unit of ``plan`` (a ``calc.fleet.Plan``), with the activated
+    parameters of the plan's inputs (the public config's, or the article's stated figure), as
+    ``calc.fleet`` sizes prefill."""
+    basis = "public" if plan.assumptions.inputs == "public" else "stated"
+    return ttft_bound(plan.model, plan.gpu, tokens, plan.prefill.unit.ep, basis=basis, dtype=dtype,
+                      efficiency=efficiency)
 
 
 def prompt_flops_per_token(model: str, context: int, activated_params: float | None = None) -> float:
