@@ -16,7 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import check_list
-from ..specs import BOOK_MODELS, gpu_ids
+from ..specs import gpu_ids, model_ids
 from ..specs.deployment import deployment_models
 from ..specs.serving import Assumptions
 from .arrays import ints
@@ -63,7 +63,9 @@ def _ceil(x):
 
 
 def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_ratio=None) -> Sweep:
-    models = check_list("models", _axis(models), sorted(set(BOOK_MODELS if a.inputs == "public" else deployment_models())))
+    # public inputs read any registered config (corpus models too); the article's only its own two
+    known = model_ids(include_reference=True) if a.inputs == "public" else deployment_models()
+    models = check_list("models", _axis(models), sorted(set(known)))
     gpus = check_list("gpus", _axis(gpus), gpu_ids())
     conc = ints("concurrency", np.asarray(_axis(concurrency)), minimum=1).astype(float)
     ctx = [int(t) for t in ints("context", np.asarray(_axis(context)), minimum=1)]
