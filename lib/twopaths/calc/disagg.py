@@ -92,8 +92,8 @@ class Unplanned:
 def unplannable(model: str) -> str | None:
     """Why no plan can be made for ``model`` on any GPU, or None when the planner can size it."""
     if all(c.name != "routed experts" for c in param_counts(model).components):
-        return ("a dense model: the planner spreads routed experts over an EP group, and "
-                f"{model} has none")
+        return (f"a dense model ({model} has no routed experts): this planner sizes MoE decode "
+                "units, whose routed experts it spreads over an EP group")
     try:
         attention_layers(model)    # prefill is sized by the attention it counts
     except ParameterError as err:
