@@ -80,8 +80,14 @@ def test_tables_say_why_and_compare_with_the_first_model():
     ratio = {(r[0], r[1], r[2]): r[-1] for r in f.rows}
     label = next(iter(grid))[0]
     k3, v4 = grid[label, "bf16", K3], grid[label, "bf16", V4]
-    assert f.columns[-1].header == "nodes / DeepSeek-V4-Pro's"
+    assert f.columns[-1].header == "DeepSeek-V4-Pro : this model"
     got = ratio[disagg_tables.weight_scenarios()[label]["label"], "bf16", "Kimi K3"]
-    assert got == k3.nodes / v4.nodes
+    assert got == v4.nodes / k3.nodes
     p = disagg_tables.prefill_table(results, "prefill")
     assert p.rows[0][6] == results[0].prefill.by_work and p.rows[1][2] == results[1].reason
+
+
+def test_by_context_draws_the_sweep_and_stops_where_nothing_is_valid():
+    s = sweep.sweep([K3], ["h200"], A, concurrency=[1_000], context=[500_000, 20_000_000])
+    y = sweep.by_context(s, "h200")[K3, 1_000]
+    assert y[0] == fleet.plan(K3, "h200", A, fleet.workload(1_000, 500_000)).nodes and np.isnan(y[1])

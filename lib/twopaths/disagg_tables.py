@@ -72,16 +72,17 @@ def plan_table(results, title: str) -> Table:
 
 def format_table(grid: dict, models, title: str) -> Table:
     """``calc.disagg.by_format``'s grid: nodes and decode unit of each model under each weight
-    scenario and cache dtype, and its nodes over the first model's."""
+    scenario and cache dtype, and the first model's nodes over its nodes (the article's K3 : V4-Pro
+    when the first is K3)."""
     first, rows = models[0], []
     for (w, c, m), p in grid.items():
         base = grid[w, c, first]
         ok = isinstance(p, fleet.Plan)
-        ratio = p.nodes / base.nodes if ok and isinstance(base, fleet.Plan) else None
+        ratio = base.nodes / p.nodes if ok and isinstance(base, fleet.Plan) else None
         rows.append([weight_scenarios()[w]["label"], c, model_name(m), p.nodes if ok else p.reason,
                      p.placement.name if ok else None, ratio])
     return table(title, ["weights", "cache", "model", NODES, "decode unit",
-                         Column(f"nodes / {model_name(first)}'s", "x", "{:.2f}x")], rows)
+                         Column(f"{model_name(first)} : this model", "x", "{:.2f}x")], rows)
 
 
 PREFILL_COLUMNS = ["model", "GPU", Column("prompt tokens/s (fleet)", "M tokens/s", "{:,.2f} M"),

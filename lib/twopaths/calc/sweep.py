@@ -7,6 +7,7 @@ given as a list (a single value is an axis of one) under one ``Assumptions`` val
 placement is valid. It chooses what ``calc.fleet.plan`` chooses (the valid placement with the
 fewest decode nodes, the smaller unit on a tie), doing the per-placement memory once per model,
 GPU and context and the counting over the whole grid; a test keeps the two equal.
+``by_context(s, gpu)`` gives the lines a plot of nodes against context draws from it.
 """
 
 from __future__ import annotations
@@ -96,3 +97,15 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
                 p_nodes[i, j, :, k] = p
     axes = dict(zip(AXES, (models, gpus, [int(c) for c in conc], ctx, list(rhos), list(pds))))
     return Sweep(axes, per_unit, d_nodes, p_nodes, n)
+
+
+def by_context(s: Sweep, gpu: str) -> dict[tuple[str, int], np.ndarray]:
+    """{(model, concurrency): nodes at each context} on ``gpu``, at the sweep's first rho and P:D
+    ratio; NaN where no placement is valid, so a plotted line stops there."""
+    at = dict(gpu=gpu, rho=s.axes["rho"][0], pd_ratio=s.axes["pd_ratio"][0])
+    out = {}
+    for m in s.axes["model"]:
+        for c in s.axes["concurrency"]:
+            y = s.nodes[s.index(model=m, concurrency=c, **at)]
+            out[m, c] = np.where(np.isinf(y), np.nan, y)
+    return out
