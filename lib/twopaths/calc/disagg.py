@@ -7,15 +7,27 @@ prefill nodes the decode nodes need (part III, Steps 3 and 4).
   growing cache and of the fixed state (K3's KDA states) one request sends from P to D.
 - ``prefill_nodes(d_nodes, pd_ratio, rounding)``: ``pd_ratio`` decode nodes per prefill node
   (the article's P:D = 1:2.5 is ``pd_ratio=2.5``).
+- ``unplannable(model)``: why the planner cannot size a model at all (a dense model, attention it
+  does not count), or None; ``plan_or_reason(model, gpu, a, work)``: the plan, or an ``Unplanned``
+  that says why there is none and, where one exists, the change that makes one valid.
+- ``plans_by_ep(model, gpu, a, work)``: the best valid plan at each EP size;
+  ``ratios_by_ep(a, b)``: nodes of one model over another's at the EP sizes both have.
+- ``by_format(models, gpu, a, work)``: ``plan_or_reason`` under each weight scenario and cache
+  dtype, everything else as in ``a``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import check_real
+from ..errors import ParameterError, check_real
 from ..specs.deployment import hardware
+from ..specs.serving import Assumptions, weight_scenarios
+from . import fleet
 from .arrays import reals
+from .attention_flops import attention_layers
+from .params import param_counts
+from .placement import placements
 from .request import request_bytes
 from .rounding import cover
 
@@ -67,3 +79,64 @@ def check_pd_ratio(pd_ratio):
 def prefill_nodes(d_nodes, pd_ratio, rounding: str = "strict"):
     """Prefill nodes for ``d_nodes`` decode nodes at ``pd_ratio`` decode nodes per prefill node."""
     return cover(reals("d_nodes", d_nodes, minimum=0) / check_pd_ratio(pd_ratio), rounding)
+
+
+@dataclass(frozen=True)
+class Unplanned:
+    """No plan for ``model`` on ``gpu``: ``reason`` says why, with the fix where there is one."""
+    model: str
+    gpu: str
+    reason: str
+
+
+def unplannable(model: str) -> str | None:
+    """Why no plan can be made for ``model`` on any GPU, or None when the planner can size it."""
+    if all(c.name != "routed experts" for c in param_counts(model).components):
+        return (f"a dense model ({model} has no routed experts): this planner sizes MoE decode "
+                "units, whose routed experts it spreads over an EP group")
+    try:
+        attention_layers(model)    # prefill is sized by the attention it counts
+    except ParameterError as err:
+        return f"prefill not sized: the attention of {model} is not counted ({err.allowed})"
+    return None
+
+
+def plan_or_reason(model: str, gpu: str, a: Assumptions, work: fleet.Workload | None = None
+                   ) -> fleet.Plan | Unplanned:
+    """``fleet.plan``, or why there is none: the model cannot be sized, or no placement is valid
+    (with ``NoValidPlan.fix``, the smallest change that makes one valid)."""
+    why = unplannable(model)
+    if why is not None:
+        return Unplanned(model, gpu, why)
+    try:
+        return fleet.plan(model, gpu, a, work)
+    except fleet.NoValidPlan as err:
+        return Unplanned(model, gpu, f"no valid plan; smallest change that makes one valid: {err.fix}")
+
+
+def plans_by_ep(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict[int, fleet.Plan]:
+    """{EP size: the valid plan with the fewest nodes at that size}, smallest size first; empty
+    when the model cannot be sized or nothing is valid."""
+    if unplannable(model) is not None:
+        return {}
+    out = {}
+    for pl in placements(model, a):
+        if fleet.fits(model, gpu, a, work, pl):
+            p = fleet.plan(model, gpu, a, work, placement=pl)
+            if pl.ep not in out or p.nodes < out[pl.ep].nodes:
+                out[pl.ep] = p
+    return dict(sorted(out.items()))
+
+
+def ratios_by_ep(plans: dict[int, fleet.Plan], base: dict[int, fleet.Plan]) -> dict[int, float]:
+    """Nodes of ``plans`` over nodes of ``base`` at each EP size both have."""
+    return {n: plans[n].nodes / base[n].nodes for n in sorted(set(plans) & set(base))}
+
+
+CACHE_DTYPES = ("bf16", "fp8")
+
+
+def by_format(models, gpu: str, a: Assumptions, work: fleet.Workload) -> dict[tuple, fleet.Plan | Unplanned]:
+    """{(weight scenario, cache dtype, model): plan or reason}, everything else as in ``a``."""
+    return {(w, c, m): plan_or_reason(m, gpu, a.but(weights=w, kv_dtype=c), work)
+            for w in weight_scenarios() for c in CACHE_DTYPES for m in models}

@@ -7,6 +7,7 @@ given as a list (a single value is an axis of one) under one ``Assumptions`` val
 placement is valid. It chooses what ``calc.fleet.plan`` chooses (the valid placement with the
 fewest decode nodes, the smaller unit on a tie), doing the per-placement memory once per model,
 GPU and context and the counting over the whole grid; a test keeps the two equal.
+``by_context(s, gpu)`` gives the lines a plot of nodes against context draws from it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import check_list
-from ..specs import BOOK_MODELS, gpu_ids
+from ..specs import gpu_ids, model_ids
 from ..specs.deployment import deployment_models
 from ..specs.serving import Assumptions
 from .arrays import ints
@@ -63,7 +64,9 @@ def _ceil(x):
 
 
 def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_ratio=None) -> Sweep:
-    models = check_list("models", _axis(models), sorted(set(BOOK_MODELS if a.inputs == "public" else deployment_models())))
+    # public inputs read any registered config (corpus models too); the article's only its own two
+    known = model_ids(include_reference=True) if a.inputs == "public" else deployment_models()
+    models = check_list("models", _axis(models), sorted(set(known)))
     gpus = check_list("gpus", _axis(gpus), gpu_ids())
     conc = ints("concurrency", np.asarray(_axis(concurrency)), minimum=1).astype(float)
     ctx = [int(t) for t in ints("context", np.asarray(_axis(context)), minimum=1)]
@@ -94,3 +97,15 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
                 p_nodes[i, j, :, k] = p
     axes = dict(zip(AXES, (models, gpus, [int(c) for c in conc], ctx, list(rhos), list(pds))))
     return Sweep(axes, per_unit, d_nodes, p_nodes, n)
+
+
+def by_context(s: Sweep, gpu: str) -> dict[tuple[str, int], np.ndarray]:
+    """{(model, concurrency): nodes at each context} on ``gpu``, at the sweep's first rho and P:D
+    ratio; NaN where no placement is valid, so a plotted line stops there."""
+    at = dict(gpu=gpu, rho=s.axes["rho"][0], pd_ratio=s.axes["pd_ratio"][0])
+    out = {}
+    for m in s.axes["model"]:
+        for c in s.axes["concurrency"]:
+            y = s.nodes[s.index(model=m, concurrency=c, **at)]
+            out[m, c] = np.where(np.isinf(y), np.nan, y)
+    return out
