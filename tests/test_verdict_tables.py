@@ -26,17 +26,20 @@ def test_figures_that_are_not_sizes_are_words():
     assert shown.figure(-68.21, "GB") == "does not fit (68.21 GB short)"
     assert shown.figure(math.inf, "units") == "no valid plan"
     assert shown.figure(2, "rank") == "2nd"
+    assert shown.figure(0, "requests") == "none fit (0 requests)"
     for value, unit in ((67.0, "GB"), (145, "units"), (-5.0, "number"), (math.inf, "M tokens"), (None, "GB")):
         assert shown.figure(value, unit) == claims_report.fmt(value, unit)
 
 
 def test_the_inputs_table_says_where_a_placement_does_not_fit(rows):
     ep16, units = rows["k3-ep16-free-per-gpu"], rows["k3-d-units"]
+    held = rows["k3-requests-per-unit"]
     assert ep16.public_config < 0 and math.isinf(units.public_config)   # what the words stand for
-    text = shown.table([ep16, units], "inputs").data
+    assert held.public_config == 0
+    text = shown.table([ep16, units, held], "inputs").data
     assert f"does not fit ({claims_report.fmt(-ep16.public_config, 'GB')} short)" in text
     assert "no valid plan" in text and "∞" not in text and "-68" not in text
-    assert shown.moved(ep16) == "no ratio: it does not fit"
+    assert shown.moved(ep16) == shown.moved(held) == "no ratio: it does not fit"
 
 
 def test_no_table_reads_a_rank_as_a_unit(rows):

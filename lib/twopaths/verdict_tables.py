@@ -1,6 +1,7 @@
 """The audit's verdict tables as this chapter shows them, with the figures that are not sizes said
 in words: a memory figure below zero is a placement that does not fit (with how much it lacks), an
-infinite machine count is no valid plan, and a rank reads "1st", not "1 rank".
+infinite machine count is no valid plan, a capacity of no request says none fit, and a rank reads
+"1st", not "1 rank".
 
 The rows, their grouping and every other figure come from ``twopaths.claims.report`` unchanged;
 only the cells above are worded here (``figure``, ``printed``, ``moved``).
@@ -18,6 +19,7 @@ from .report import markdown_table
 
 SIZES = ("B", "kB", "MB", "GB", "TB")          # memory figures: below zero, it does not fit
 MACHINES = ("units", "nodes", "GPUs")           # machine counts: infinite, no plan exists
+CAPACITY = "requests"                           # what a unit holds: none, it does not fit
 
 
 def ordinal(n: int) -> str:
@@ -36,11 +38,15 @@ def figure(value, unit: str) -> str:
         return f"does not fit ({claims_report.fmt(-value, unit)} short)"
     if value is not None and unit in MACHINES and math.isinf(value):
         return "no valid plan"
+    if value == 0 and unit == CAPACITY:
+        return "none fit (0 requests)"
     return claims_report.fmt(value, unit)
 
 
 def fails_to_fit(value, unit: str) -> bool:
-    return value is not None and ((unit in SIZES and value < 0) or (unit in MACHINES and math.isinf(value)))
+    """Whether the figure stands for a placement that holds no request."""
+    return value is not None and ((unit in SIZES and value < 0) or (unit in MACHINES and math.isinf(value))
+                                  or (unit == CAPACITY and value == 0))
 
 
 def printed(r: Row) -> str:
