@@ -5,6 +5,11 @@
 setting is a field of ``Assumptions`` (``usable_fraction``, ``capacity``, ``kv_dtype``, ...), of
 ``Workload`` (``concurrency``, ``context``, ``rho``) or ``gpu``. A setting under which no plan is
 valid counts as an infinite number of nodes, so the chart shows the wall rather than hiding it.
+
+``settings(models, ...)`` moves the same settings for several models; ``ranked`` orders them by
+how far they move the first model's node count over the second's, and ``table`` shows them. Where
+a model has no plan at one end, its ``Count`` says why and names the fix instead of a number.
+``label`` says how a setting and its two values read on a chart or in a table.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from ..errors import ParameterError
+from ..report import Column, Table, table as make_table
 from ..specs.serving import Assumptions
 from .fleet import NoValidPlan, Workload, plan
 
@@ -34,12 +40,45 @@ class Bar:
         return abs(self.high_nodes - self.low_nodes)
 
 
+@dataclass(frozen=True)
+class Count:
+    """Total nodes of one plan, or why there is none (``fleet.NoValidPlan.fix``, or what the book
+    cannot size for the model)."""
+    nodes: int | None
+    why: str = ""
+
+    @property
+    def shown(self) -> int | str:
+        """The count, or the reason in words: what a table cell holds."""
+        return self.nodes if self.nodes is not None else self.why
+
+    @property
+    def infinite(self) -> float:
+        """The count as a chart draws it: inf where there is no plan."""
+        return math.inf if self.nodes is None else float(self.nodes)
+
+
+def count(model: str, gpu: str, a: Assumptions, work: Workload) -> Count:
+    """The node count of ``model``'s plan; where none exists, why, with the smallest fix."""
+    try:
+        return Count(plan(model, gpu, a, work).nodes)
+    except NoValidPlan as e:
+        return Count(None, f"no valid plan; fix: {e.fix}")
+    except ParameterError as e:
+        if (e.name, e.got) != ("component", "routed experts"):
+            raise
+        # the fleet calculator sizes expert-parallel units, which a dense model does not have
+        return Count(None, "cannot be planned: a dense model (the book plans MoE decode units)")
+
+
+def ratio(first: Count, second: Count) -> float | None:
+    """``first``'s nodes over ``second``'s; None where either has no plan."""
+    return first.nodes / second.nodes if first.nodes is not None and second.nodes is not None else None
+
+
 def nodes(model: str, gpu: str, a: Assumptions, work: Workload) -> float:
     """Total nodes of the plan; inf where none is valid."""
-    try:
-        return float(plan(model, gpu, a, work).nodes)
-    except NoValidPlan:
-        return math.inf
+    return count(model, gpu, a, work).infinite
 
 
 def _moved(gpu: str, a: Assumptions, work: Workload, name: str, value):
@@ -55,9 +94,116 @@ def _moved(gpu: str, a: Assumptions, work: Workload, name: str, value):
         raise
 
 
+@dataclass(frozen=True)
+class Setting:
+    """One setting moved to its low and its high value, the others held: ``counts[i]`` is model
+    i's count at each end, low first."""
+    assumption: str
+    low: object
+    high: object
+    counts: tuple[tuple[Count, Count], ...]
+
+    def ratio(self, end: int) -> float | None:
+        """The first model's nodes over the second's at one end (0 low, 1 high)."""
+        return ratio(self.counts[0][end], self.counts[1][end])
+
+    @property
+    def moves(self) -> float:
+        """How far the first : second ratio moves across the range; inf where an end has none."""
+        lo, hi = self.ratio(0), self.ratio(1)
+        return math.inf if lo is None or hi is None else abs(hi - lo)
+
+
+def settings(models: list[str], gpu: str, a: Assumptions, work: Workload,
+             ranges: dict[str, tuple]) -> tuple[tuple[Count, ...], list[Setting]]:
+    """Each model's base count, then every setting of ``ranges`` ({name: (low, high)}) in order."""
+    out = []
+    for name, (lo, hi) in ranges.items():
+        ends = [_moved(gpu, a, work, name, v) for v in (lo, hi)]
+        out.append(Setting(name, lo, hi, tuple(tuple(count(m, *e) for e in ends) for m in models)))
+    return tuple(count(m, gpu, a, work) for m in models), out
+
+
+def bars(base: tuple[Count, ...], moved: list[Setting], which: int = 0) -> list[Bar]:
+    """Model ``which``'s tornado bars from ``settings``, widest first."""
+    out = [Bar(s.assumption, s.low, s.high, s.counts[which][0].infinite, s.counts[which][1].infinite,
+               base[which].infinite) for s in moved]
+    return sorted(out, key=lambda b: -b.span)
+
+
 def tornado(model: str, gpu: str, a: Assumptions, work: Workload, ranges: dict[str, tuple]) -> list[Bar]:
     """Bars for every setting in ``ranges`` ({name: (low, high)}), widest first."""
-    base = nodes(model, gpu, a, work)
-    bars = [Bar(name, lo, hi, nodes(model, *_moved(gpu, a, work, name, lo)),
-                nodes(model, *_moved(gpu, a, work, name, hi)), base) for name, (lo, hi) in ranges.items()]
-    return sorted(bars, key=lambda b: -b.span)
+    return bars(*settings([model], gpu, a, work, ranges))
+
+
+def ranked(moved: list[Setting]) -> list[Setting]:
+    """The settings, the one that moves the first : second node ratio furthest first (one that
+    leaves a model without a plan first of all)."""
+    return sorted(moved, key=lambda s: -s.moves)
+
+
+# ---- how a setting reads on a chart or in a table ---------------------------------------------
+
+SHOW = {   # each setting's name and how its values read
+    "usable_fraction": ("usable share of HBM", lambda v: f"{100 * v:g}%"),
+    "capacity": ("HBM figure", {"nominal": "datasheet", "device": "driver"}.get),
+    "kv_dtype": ("KV cache format", str.upper),
+    "weights": ("weight formats", {"shipped": "as shipped", "fp8": "all FP8",
+                                   "fp8-non-expert": "FP8 non-expert"}.get),
+    "overhead_bytes": ("runtime overhead", lambda v: f"{v / 1e9:g} GB/GPU"),
+    "rho": ("sessions resident", lambda v: f"{100 * v:g}%"),
+    "context": ("context", lambda v: f"{v / 1e3:,.0f}K tokens"),
+    "concurrency": ("concurrent sessions", lambda v: f"{v:,}"),
+    "pd_ratio": ("decode per prefill node", lambda v: f"{v:g}"),
+    "gpu": ("GPU", str.upper)}
+
+
+def what(name: str) -> str:
+    """``"usable share of HBM"`` for ``usable_fraction``."""
+    return SHOW[name][0]
+
+
+def value(name: str, v) -> str:
+    """One setting's value as it reads: ``"80%"``, ``"250K tokens"``."""
+    return SHOW[name][1](v)
+
+
+def label(s: Bar | Setting) -> str:
+    """``"context (250K tokens / 1,000K tokens)"``: a bar's name on the chart."""
+    return f"{what(s.assumption)} ({value(s.assumption, s.low)} / {value(s.assumption, s.high)})"
+
+
+def table(names: tuple[str, str], base: tuple[Count, Count], moved: list[Setting],
+          a: Assumptions, title: str) -> Table:
+    """Two models' ``settings`` under ``a``, ``ranked``, one row per setting's end after the
+    base: each model's nodes (or why it has no plan, with the fix) and the first : second ratio."""
+    rows = [["the parameters above", "base", base[0].shown, base[1].shown, ratio(*base)]]
+    for s in ranked(moved):
+        for end, v in enumerate((s.low, s.high)):
+            rows.append([what(s.assumption), f"{value(s.assumption, v)} ({('low', 'high')[end]})",
+                         s.counts[0][end].shown, s.counts[1][end].shown, s.ratio(end)])
+    one, two = names
+    return make_table(title, ["setting", "value", Column(f"{one} nodes", "nodes", "{:,}"),
+                              Column(f"{two} nodes", "nodes", "{:,}"),
+                              Column(f"{one} : {two}", "x", "{:.2f}x")], rows,
+                      note=f"Nodes count decode and prefill, {a.gpus_per_node} GPUs a node; the "
+                           "ratio is n/a where a model has no plan.")
+
+
+def tornado_table(base: tuple[Count, ...], moved: list[Setting], which: int, title: str,
+                  top: int | None = None) -> Table:
+    """Model ``which``'s widest ``top`` bars: each setting's nodes at its low and high value, or
+    why there is no plan."""
+    by = {s.assumption: s for s in moved}
+    rows = [[label(b), *(c.shown for c in by[b.assumption].counts[which])]
+            for b in bars(base, moved, which)[:top]]
+    return make_table(title, ["setting (low / high)", Column("nodes, low", "nodes", "{:,}"),
+                              Column("nodes, high", "nodes", "{:,}")], rows)
+
+
+def pair(models: list[str]) -> tuple[str, str]:
+    """The two models a comparison takes, the first compared with the second."""
+    if len(models) != 2:
+        raise ParameterError("models", models, "exactly two models in `models` and `configs` "
+                             "together: the first is compared with the second")
+    return tuple(models)

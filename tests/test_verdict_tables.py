@@ -1,0 +1,50 @@
+"""The audit's verdict tables say in words what is not a size: a placement that does not fit, a
+count with no plan, a rank."""
+
+import math
+
+import pytest
+
+from twopaths import verdict_tables as shown
+from twopaths.claims import report as claims_report
+from twopaths.claims.audit import audit
+
+
+@pytest.fixture(scope="module")
+def rows():
+    return {r.id: r for r in audit(["parallelism", "serving", "architecture", "benchmarks"])}
+
+
+@pytest.mark.parametrize("n, text", [(1, "1st"), (2, "2nd"), (3, "3rd"), (4, "4th"), (11, "11th"),
+                                     (12, "12th"), (13, "13th"), (21, "21st"), (22, "22nd"),
+                                     (111, "111th")])
+def test_ordinal(n, text):
+    assert shown.ordinal(n) == text
+
+
+def test_figures_that_are_not_sizes_are_words():
+    assert shown.figure(-68.21, "GB") == "does not fit (68.21 GB short)"
+    assert shown.figure(math.inf, "units") == "no valid plan"
+    assert shown.figure(2, "rank") == "2nd"
+    assert shown.figure(0, "requests") == "none fit (0 requests)"
+    for value, unit in ((67.0, "GB"), (145, "units"), (-5.0, "number"), (math.inf, "M tokens"), (None, "GB")):
+        assert shown.figure(value, unit) == claims_report.fmt(value, unit)
+
+
+def test_the_inputs_table_says_where_a_placement_does_not_fit(rows):
+    ep16, units = rows["k3-ep16-free-per-gpu"], rows["k3-d-units"]
+    held = rows["k3-requests-per-unit"]
+    assert ep16.public_config < 0 and math.isinf(units.public_config)   # what the words stand for
+    assert held.public_config == 0
+    text = shown.table([ep16, units, held], "inputs").data
+    assert f"does not fit ({claims_report.fmt(-ep16.public_config, 'GB')} short)" in text
+    assert "no valid plan" in text and "∞" not in text and "-68" not in text
+    assert shown.moved(ep16) == shown.moved(held) == "no ratio: it does not fit"
+
+
+def test_no_table_reads_a_rank_as_a_unit(rows):
+    ranks = [r for r in rows.values() if r.unit == "rank"]
+    assert ranks
+    for kind in ("inputs", "holds", "unchecked"):
+        assert " rank |" not in shown.table(ranks, kind).data
+    assert shown.printed(rows["k3-sparsest"]) == "1st"
