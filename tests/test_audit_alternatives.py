@@ -44,4 +44,4 @@ def test_inputs_wrong_come_furthest_moved_first_and_figures_carry_units():
 
 def test_a_rank_reads_as_a_rank_not_a_quantity():
     sparsest = next(r for r in audit(["architecture"]) if r.id == "k3-sparsest")
-    assert report.printed(sparsest) == "rank 1" and report.fmt(2.0, "rank") == "rank 2"
+    assert report.printed(sparsest) == "1st" and report.fmt(2.0, "rank") == "2nd"

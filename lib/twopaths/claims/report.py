@@ -12,21 +12,46 @@ from ..report import markdown_table
 from .audit import Row
 
 
+SIZES = ("B", "kB", "MB", "GB", "TB")          # memory figures: below zero, it does not fit
+MACHINES = ("units", "nodes", "GPUs")           # machine counts: infinite, no plan exists
+CAPACITY = "requests"                           # what a unit holds: none, it does not fit
+
+
+def ordinal(n: int) -> str:
+    """``1st``, ``2nd``, ``3rd``, ``11th``."""
+    n = int(n)
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def fails_to_fit(value, unit: str) -> bool:
+    """Whether the figure stands for a placement that holds no request: room below zero, no plan
+    (an infinite count), no request held."""
+    return value is not None and ((unit in SIZES and value < 0) or (unit in MACHINES and math.isinf(value))
+                                  or (unit == CAPACITY and value == 0))
+
+
 def fmt(value, unit: str) -> str:
-    """A figure with its unit ("2,560 B", "11.5 %", "rank 2"); a dash where there is none."""
+    """A figure with its unit ("2,560 B", "11.5 %", a rank as "2nd"); a dash where there is none; in
+    words where it is not a size: "does not fit (68.21 GB short)", "no valid plan", "none fit"."""
     if value is None:
         return "-"
     if unit == "rank" and float(value).is_integer():
-        return f"rank {int(value)}"
+        return ordinal(value)
+    if fails_to_fit(value, unit):
+        if unit in SIZES:
+            return f"does not fit ({fmt(-value, unit)} short)"
+        return "no valid plan" if unit in MACHINES else "none fit (0 requests)"
     if isinstance(value, float) and math.isinf(value):
         return f"{'-' if value < 0 else ''}∞ {unit}"
     return f"{value:,.0f} {unit}" if abs(value) >= 1e4 else f"{value:,.4g} {unit}"
 
 
 def printed(r: Row) -> str:
-    """The article's figure as it prints it (its digits kept: "3.0 MB"), with its unit."""
+    """The article's figure as it prints it (its digits kept: "3.0 MB"), with its unit; a rank as
+    an ordinal."""
     if r.unit == "rank" and r.stated.isdigit():
-        return f"rank {r.stated}"
+        return ordinal(int(r.stated))
     sign = "-" if r.stated.startswith("-") else ""
     whole, _, frac = r.stated.lstrip("-").partition(".")
     return f"{sign}{int(whole):,}{'.' + frac if frac else ''} {r.unit}"
@@ -48,6 +73,9 @@ def arithmetic_off(rows: list[Row]) -> list[Row]:
 
 
 def moved(r: Row) -> str:
+    """How far the released configs move the figure; where they leave no room, that in words."""
+    if fails_to_fit(r.public_config, r.unit):
+        return "no ratio: it does not fit"
     return "∞ (a zero or a sign change)" if math.isinf(r.moves) else f"{r.moves:,.2f}x"
 
 
@@ -84,6 +112,15 @@ def folded(title: str, rows: list[Row], kind: str) -> Markdown:
     """One table in a closed dropdown titled ``title`` (n)."""
     body = table(rows, kind).data
     return Markdown(f"````{{admonition}} {title} ({len(rows)})\n:class: dropdown\n\n{body}\n````")
+
+
+def depends(rows: list[Row]) -> Markdown:
+    """The claims whose verdict turns on an uncertain fact, with the figure under each option."""
+    return markdown_table(
+        ["claim", "article", "verdict", "under each option"],
+        [[r.claim, printed(r), r.overall,
+          "; ".join(f"{o}: {fmt(v, r.unit)}" + ("" if ok else " (fails)") for o, v, ok in r.alternatives)]
+         for r in rows])
 
 
 def by_section(rows: list[Row]) -> dict[str, list[Row]]:

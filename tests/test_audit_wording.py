@@ -1,12 +1,11 @@
-"""The audit's verdict tables say in words what is not a size: a placement that does not fit, a
+"""The audit's verdict tables (claims.report) say in words what is not a size: a placement that does not fit, a
 count with no plan, a rank."""
 
 import math
 
 import pytest
 
-from twopaths import verdict_tables as shown
-from twopaths.claims import report as claims_report
+from twopaths.claims import report as shown
 from twopaths.claims.audit import audit
 
 
@@ -23,12 +22,13 @@ def test_ordinal(n, text):
 
 
 def test_figures_that_are_not_sizes_are_words():
-    assert shown.figure(-68.21, "GB") == "does not fit (68.21 GB short)"
-    assert shown.figure(math.inf, "units") == "no valid plan"
-    assert shown.figure(2, "rank") == "2nd"
-    assert shown.figure(0, "requests") == "none fit (0 requests)"
-    for value, unit in ((67.0, "GB"), (145, "units"), (-5.0, "number"), (math.inf, "M tokens"), (None, "GB")):
-        assert shown.figure(value, unit) == claims_report.fmt(value, unit)
+    assert shown.fmt(-68.21, "GB") == "does not fit (68.21 GB short)"
+    assert shown.fmt(math.inf, "units") == "no valid plan"
+    assert shown.fmt(2, "rank") == "2nd"
+    assert shown.fmt(0, "requests") == "none fit (0 requests)"
+    assert shown.fmt(67.0, "GB") == "67 GB" and shown.fmt(145, "units") == "145 units"
+    assert shown.fmt(-5.0, "number") == "-5 number" and shown.fmt(math.inf, "M tokens") == "∞ M tokens"
+    assert shown.fmt(None, "GB") == "-"
 
 
 def test_the_inputs_table_says_where_a_placement_does_not_fit(rows):
@@ -37,7 +37,7 @@ def test_the_inputs_table_says_where_a_placement_does_not_fit(rows):
     assert ep16.public_config < 0 and math.isinf(units.public_config)   # what the words stand for
     assert held.public_config == 0
     text = shown.table([ep16, units, held], "inputs").data
-    assert f"does not fit ({claims_report.fmt(-ep16.public_config, 'GB')} short)" in text
+    assert f"does not fit ({shown.fmt(-ep16.public_config, 'GB')} short)" in text
     assert "no valid plan" in text and "∞" not in text and "-68" not in text
     assert shown.moved(ep16) == shown.moved(held) == "no ratio: it does not fit"
 
