@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from numbers import Real
 from statistics import NormalDist
 
 from ..errors import ParameterError, check_int, check_real
@@ -93,10 +94,10 @@ def swap_in_rate(concurrency: int, rho: float, w_decode: float, request_bytes: f
 def check_quantile(quantile) -> float:
     """A peak-sizing quantile in [0.5, 1): below the median sizes under the mean, and 1 would
     hold every session (no offload at all)."""
-    quantile = check_real("quantile", quantile, minimum=0.5, maximum=1)
-    if quantile == 1:
-        raise ParameterError("quantile", quantile, "a finite number in [0.5, 1)")
-    return quantile
+    if isinstance(quantile, bool) or not isinstance(quantile, Real) or not 0.5 <= quantile < 1:
+        raise ParameterError("quantile", quantile, "a number in [0.5, 1) (below 0.5 sizes under the "
+                             "mean; 1 would hold every session)")
+    return float(quantile)
 
 
 def plan_or_why(model: str, gpu: str, a, work):
@@ -104,8 +105,7 @@ def plan_or_why(model: str, gpu: str, a, work):
     smallest change that makes a plan valid, or what the planner cannot size for this model."""
     from . import fleet                     # here: fleet imports this module
     if "routed_experts" not in param_counts(model).by_group():
-        return ("not planned: a dense model (the planner sizes expert-parallel decode units, "
-                "and it has no routed experts)")
+        return "not planned: a dense model (the planner sizes expert-parallel decode units)"
     try:
         return fleet.plan(model, gpu, a, work)
     except fleet.NoValidPlan as e:
