@@ -13,7 +13,7 @@ from twopaths.specs import deployment as dep
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "12-offload-duty-cycle.ipynb"
 CORPUS = "Qwen--Qwen3-235B-A22B"
 CASE = {"configs": [CORPUS], "models": [], "gpu": "my-gpu", "gpu_specs": {"my-gpu": FIGURES}}
-TABLES = ("offload_plans", "offload_peak", "offload_speed", "offload_consistent", "offload_swap", "fig_rho")
+TABLES = ("offload_plans", "offload_peak", "offload_speed", "offload_consistent", "offload_swap", "offload_rho_curve")
 
 
 def _run(params, out_dir):
