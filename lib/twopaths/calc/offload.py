@@ -14,15 +14,32 @@ wait in CPU memory or on SSD (HiCache's L2/L3).
   need not be a whole number of deployment units).
 - ``swap_in_rate(concurrency, rho, w_decode, request_bytes)``: bytes/s that must come back to the
   GPUs, since every turn of every session brings its cache back once.
+
+For any model a reader names (chapter 12's scenario tables):
+
+- ``check_quantile(quantile)``: a peak-sizing quantile, in [0.5, 1).
+- ``plan_or_why(model, gpu, a, work)``: the ``calc.fleet`` plan, or the sentence a table row shows
+  where there is none (the smallest fix, or what the planner cannot size).
+- ``peak_rho(concurrency, rho, quantile)``: the share of sessions a peak-sized fleet holds.
+- ``plan_nodes(p)``, ``node_ratio(p, base)``: a plan's nodes, and over another's, None for a reason.
+- ``full_gpu_speed(model, gpu, a, concurrency, context)``: tokens/s one session decodes on a full
+  decode GPU of the plan for every session.
+- ``swap(plan, w_decode, host_bytes_per_s)``: a plan's swap-in traffic and the caches it holds
+  off the GPUs (``Swap``).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
+from numbers import Real
 from statistics import NormalDist
 
-from ..errors import check_int, check_real
+from ..errors import ParameterError, check_int, check_real
 from .arrays import ints, reals
+from .decode import plan_step
+from .params import param_counts
+from .placement import request_share
 from .rounding import cover
 
 
@@ -72,3 +89,76 @@ def swap_in_rate(concurrency: int, rho: float, w_decode: float, request_bytes: f
     resident = check_int("concurrency", concurrency, minimum=1) * float(check_rho(rho))
     w_decode = check_real("w_decode", w_decode, minimum=0, open_min=True)
     return resident / w_decode * check_real("request_bytes", request_bytes, minimum=0)
+
+
+def check_quantile(quantile) -> float:
+    """A peak-sizing quantile in [0.5, 1): below the median sizes under the mean, and 1 would
+    hold every session (no offload at all)."""
+    if isinstance(quantile, bool) or not isinstance(quantile, Real) or not 0.5 <= quantile < 1:
+        raise ParameterError("quantile", quantile, "a number in [0.5, 1) (below 0.5 sizes under the "
+                             "mean; 1 would hold every session)")
+    return float(quantile)
+
+
+def plan_or_why(model: str, gpu: str, a, work):
+    """``calc.fleet.plan(model, gpu, a, work)``, or why there is none as a table cell says it: the
+    smallest change that makes a plan valid, or what the planner cannot size for this model."""
+    from . import fleet                     # here: fleet imports this module
+    if "routed_experts" not in param_counts(model).by_group():
+        return "not planned: a dense model (the planner sizes expert-parallel decode units)"
+    try:
+        return fleet.plan(model, gpu, a, work)
+    except fleet.NoValidPlan as e:
+        return f"no valid plan; smallest change: {e.fix}"
+    except ParameterError as e:
+        if e.name != "model":
+            raise
+        return f"not planned: prefill is sized by attention FLOPs, counted only for {e.allowed}"
+
+
+def peak_rho(concurrency: int, rho: float, quantile: float) -> float:
+    """The share of sessions a fleet holds to hold every decoding one ``quantile`` of the time."""
+    return peak_resident(concurrency, rho, quantile) / concurrency
+
+
+def plan_nodes(plan) -> int | None:
+    """A ``plan_or_why`` result's nodes; None where it is the reason there is no plan."""
+    return None if isinstance(plan, str) else plan.nodes
+
+
+def node_ratio(plan, base) -> float | None:
+    """``plan``'s nodes over ``base``'s (the model a table compares with); None if either has none."""
+    a, b = plan_nodes(plan), plan_nodes(base)
+    return None if a is None or b is None else a / b
+
+
+def full_gpu_speed(model: str, gpu: str, a, concurrency: int, context: int):
+    """Tokens/s one session decodes on a full decode GPU of the plan for every session (rho = 1),
+    or why there is no plan: one token a step, and a step reads the weights its tokens touch and
+    every cache the GPU holds (``calc.decode.plan_step``)."""
+    from . import fleet                     # here: fleet imports this module
+    plan = plan_or_why(model, gpu, a, fleet.Workload(concurrency, context, 1.0))
+    return plan if isinstance(plan, str) else 1 / plan_step(plan).step
+
+
+@dataclass(frozen=True)
+class Swap:
+    rate: float             # bytes/s the whole decode fleet takes in
+    per_gpu: float          # bytes/s each decode GPU takes in
+    wait: float             # seconds a turn waits for its cache over one GPU's host link
+    held: float             # bytes of caches waiting off the GPUs
+    held_per_node: float    # the same for each decode node
+
+
+def swap(plan, w_decode: float, host_bytes_per_s: float) -> Swap:
+    """Swap-in traffic of ``plan`` (a ``calc.fleet.Plan`` at its duty cycle) when a turn decodes for
+    ``w_decode`` s. Under attention TP every GPU of a group takes its share of a cache, unsharded
+    latents in full, so the fleet lands ``request_bytes x attention_tp`` a turn; off the GPUs each
+    waiting session keeps one whole cache."""
+    host = check_real("host_bytes_per_s", host_bytes_per_s, minimum=0, open_min=True)
+    w, a = plan.work, plan.assumptions
+    landed = plan.decode.request_bytes * plan.placement.attention_tp
+    rate = swap_in_rate(w.concurrency, w.rho, w_decode, landed)
+    held = (1 - w.rho) * w.concurrency * request_share(plan.model, w.context, 1, a)
+    return Swap(rate, rate / (plan.d_nodes * a.gpus_per_node), plan.decode.request_bytes / host,
+                held, held / plan.d_nodes)

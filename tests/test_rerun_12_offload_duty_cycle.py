@@ -1,0 +1,66 @@
+"""Chapter 12 re-run for a corpus model on a reader's GPU: its scenario tables and figure name them
+and show the calculators' numbers for that model; a bad parameter stops it in the setup cell."""
+
+from pathlib import Path
+
+import pytest
+
+from test_scenario import FIGURES, restore_registry  # noqa: F401  (the registry is restored)
+from twopaths import plans, runner, scenario
+from twopaths.calc import decode, fleet
+from twopaths.specs import deployment as dep
+
+NB = Path(__file__).resolve().parents[1] / "notebooks" / "12-offload-duty-cycle.ipynb"
+CORPUS = "Qwen--Qwen3-235B-A22B"
+CASE = {"configs": [CORPUS], "models": [], "gpu": "my-gpu", "gpu_specs": {"my-gpu": FIGURES}}
+TABLES = ("offload_plans", "offload_peak", "offload_speed", "offload_consistent", "offload_swap", "offload_rho_curve")
+
+
+def _run(params, out_dir):
+    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=out_dir,
+                        use_cache=False)
+    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+
+
+@pytest.mark.notebooks
+def test_a_corpus_model_on_a_reader_gpu(tmp_path):
+    values = _run(CASE, tmp_path)
+    model = scenario.models([], [CORPUS])[0]
+    gpu = scenario.gpu("my-gpu", {"my-gpu": FIGURES})
+    for name in TABLES:
+        title = values[f"{name}.title"]
+        assert scenario.model_name(model) in title and scenario.gpu_name(gpu) in title, title
+        assert "Kimi K3" not in title and "H200" not in title, title
+    # the standard API row (upper bound, agent, api, batch), recomputed from the calculators
+    a = plans.serving_assumptions()
+    api = dep.scenarios()["api"]
+    rho = plans.scenario_rho("api")
+    p = fleet.plan(model, gpu, a, fleet.Workload(10_000, 500_000, rho))
+    assert values["offload_plans[2].scenario"] == "standard API"
+    assert values["offload_plans[2].nodes"] == p.nodes
+    assert values["offload_plans[2].decode unit"] == p.placement.name
+    full = fleet.plan(model, gpu, a, fleet.Workload(10_000, 500_000, 1.0))
+    assert values["offload_speed[0].tokens/s per session"] == pytest.approx(1 / decode.plan_step(full).step,
+                                                                            rel=1e-12)
+    turns = rho * 10_000 / api.w_decode          # a cache lands on every rank of a group each turn
+    per_gpu = turns * p.decode.request_bytes * p.placement.attention_tp / (p.d_nodes * a.gpus_per_node)
+    assert values["offload_swap[1].per decode GPU"] == pytest.approx(per_gpu / 1e9, rel=1e-12)
+    # the article's prose values stay the article's: K3 and V4-Pro on H200
+    k3 = fleet.plan("kimi-k3", "h200", a, fleet.Workload(10_000, 500_000, 0.25))
+    assert values["plan_k3_h200_rho25_nodes"] == k3.nodes
+
+
+@pytest.mark.notebooks
+@pytest.mark.parametrize("name, value, message", [
+    ("w_idle_agent", 0, "w_idle_agent: got 0"),
+    ("quantile", 1.0, "quantile: got 1.0"),
+    ("host_link_GBps", 0, "host_link_GBps: got 0"),
+    ("gpu_specs", {"my-gpu": {k: v for k, v in FIGURES.items() if k != "hbm_bytes"}},
+     "gpu_specs.my-gpu.hbm_bytes"),
+])
+def test_a_bad_parameter_stops_the_chapter_in_its_setup_cell(tmp_path, name, value, message):
+    params = {"gpu": "my-gpu", "gpu_specs": {"my-gpu": FIGURES}, name: value}
+    with pytest.raises(runner.RunError) as info:
+        _run(params, tmp_path)
+    text = str(info.value)
+    assert message in text and "ParameterError" in text and "failed in cell 3" in text, text
