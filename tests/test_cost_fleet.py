@@ -47,7 +47,7 @@ def test_a_model_without_a_plan_is_a_reason_not_an_error():
     with pytest.raises(fleet.NoValidPlan) as info:
         fleet.plan(K3, "h100", A, long)
     assert reason == f"no valid plan; smallest fix: {info.value.fix}"
-    assert "dense model" in cost.plan_or_reason("qwen-2.5-72b", "h200", A, W)
+    assert cost.plan_or_reason("qwen-2.5-72b", "h200", A, W) == fleet.plan("qwen-2.5-72b", "h200", A, W)
 
 
 def test_node_gain_is_the_fleets_gain_or_the_reason():

@@ -21,10 +21,10 @@ def test_a_plannable_model_gets_the_fleet_plan():
     assert disagg.plan_or_reason(K3, "h200", A, WORK) == fleet.plan(K3, "h200", A, WORK)
 
 
-def test_a_dense_model_gets_a_reason_not_a_traceback():
-    u = disagg.plan_or_reason("qwen-2.5-72b", "h200", A, WORK)
-    assert isinstance(u, disagg.Unplanned) and "dense" in u.reason and u.gpu == "h200"
-    assert disagg.plans_by_ep("qwen-2.5-72b", "h200", A, WORK) == {}
+def test_a_dense_model_is_planned_in_one_node_units():
+    p = disagg.plan_or_reason("qwen-2.5-72b", "h200", A, WORK)
+    assert p == fleet.plan("qwen-2.5-72b", "h200", A, WORK) and not p.placement.routed
+    assert disagg.plans_by_ep("qwen-2.5-72b", "h200", A, WORK) == {A.gpus_per_node: p}
 
 
 def test_attention_the_book_does_not_count_is_a_reason(monkeypatch):
@@ -71,10 +71,11 @@ def test_the_sweep_takes_a_corpus_model_and_agrees_with_the_plan():
 
 
 def test_tables_say_why_and_compare_with_the_first_model():
-    results = [disagg.plan_or_reason(m, "h200", A, WORK) for m in (K3, "qwen-2.5-72b")]
+    results = [disagg.plan_or_reason(m, "h200", A, WORK) for m in (K3, "llama-3.1-405b")]
     t = disagg_tables.plan_table(results, "plans")
     assert t.rows[0] == tuple(plans.plan_row(results[0]))
-    assert t.rows[1][:3] == ("Qwen-2.5-72B", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
+    assert isinstance(results[1], disagg.Unplanned)       # 810 GB of BF16 weights: no node holds them
+    assert t.rows[1][:3] == ("Llama-3.1-405B", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
     grid = disagg.by_format([V4, K3], "h200", A, WORK)
     f = disagg_tables.format_table(grid, [V4, K3], "formats")
     ratio = {(r[0], r[1], r[2]): r[-1] for r in f.rows}

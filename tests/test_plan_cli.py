@@ -202,8 +202,7 @@ def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("model, allowed", [("nope", "a registry id (deepseek-v3.2"), ("KIMI-K3", "kimi-k3"),
-                                            ("qwen-2.5-72b", "")])
+@pytest.mark.parametrize("model, allowed", [("nope", "a registry id (deepseek-v3.2"), ("KIMI-K3", "kimi-k3")])
 def test_bad_model_names_model(capsys, model, allowed):
     status, _, err = run(capsys, model)
     assert status == 2
@@ -211,14 +210,13 @@ def test_bad_model_names_model(capsys, model, allowed):
     assert f"MODEL: got {model!r}" in last and allowed in last
 
 
-def test_a_dense_model_gets_its_cache_and_says_why_it_has_no_plan():
-    """The command refuses a dense model (above); a chapter's report still prices its cache and
-    weights and gives the reason in place of placements."""
+def test_a_dense_model_gets_its_cache_and_a_plan_of_tp_groups(capsys):
     a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
     r = cli.report("qwen-2.5-72b", "h200", a, work)
     assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token("qwen-2.5-72b", "bf16", "bf16") == 80 * 8 * 128 * 2 * 2
-    assert (r["placements_tried"], r["placements"], r["plans"], r["best"]) == (0, [], [], None)
-    assert r["unsized"] == "a dense model: " + cli.DENSE and r["weight_bytes_total"] > 0
+    assert r["placements_tried"] == 4 and r["best"]["nodes"] == fleet.plan("qwen-2.5-72b", "h200", a, work).nodes
+    status, out, _ = run(capsys, "qwen-2.5-72b")
+    assert status == 0 and "dense, TP" in out
 
 
 def corpus(name: str) -> str:

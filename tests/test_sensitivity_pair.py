@@ -18,9 +18,8 @@ def test_a_count_is_the_plans_nodes_or_why_there_is_none_with_the_fix():
     assert c.shown == c.why
 
 
-def test_a_dense_model_is_a_reason_not_a_traceback():
-    c = S.count("qwen-2.5-72b", "h200", BOOK, WORK)
-    assert c.nodes is None and "dense" in c.why
+def test_a_dense_model_is_counted_like_any_other():
+    assert S.count("qwen-2.5-72b", "h200", BOOK, WORK).nodes == fleet.plan("qwen-2.5-72b", "h200", BOOK, WORK).nodes
 
 
 def test_other_bad_input_is_not_hidden(raises_param):

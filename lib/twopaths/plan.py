@@ -24,7 +24,6 @@ from pathlib import Path
 
 from . import specs
 from .calc import fleet, kv
-from .calc.params import param_counts
 from .calc.placement import GPUMemory, memory, placements
 from .calc.request import model_weight_bytes
 from .errors import ParameterError, check_int, check_real
@@ -247,16 +246,11 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
             "unsized": None}
 
 
-DENSE = "the planner sizes expert-parallel decode units, and this model has no routed experts"
-
-
 def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
-    """Every figure the command prints, from the calculators; a dense model gets its cache and
-    weights, and no placements (``unsized`` says why)."""
+    """Every figure the command prints, from the calculators."""
     spec, g = specs.model(model), specs.gpu(gpu)
     shipped = shipped_state_dtype(spec)
-    moe = "routed_experts" in param_counts(model).by_group()
-    tried = placements(model, a) if moe else []
+    tried = placements(model, a)
     valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
     return {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
@@ -274,8 +268,7 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
         "placements": [memory_dict(m) for m in valid],
-        **(fleet_plans(model, g.id, a, work, [m.placement for m in valid]) if moe else
-           {"plans": [], "best": None, "smallest_change": None, "unsized": "a dense model: " + DENSE}),
+        **fleet_plans(model, g.id, a, work, [m.placement for m in valid]),
     }
 
 
@@ -347,8 +340,6 @@ def main(argv: list[str] | None = None) -> int:
         rho = default_rho() if args.rho is None else args.rho
         work = fleet.workload(args.concurrency, args.context, rho)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
-        if "routed_experts" not in param_counts(model).by_group():
-            raise ParameterError("model", args.model, "a mixture-of-experts model (" + DENSE + ")")
         if not placements(model, a):
             cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
                       f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")

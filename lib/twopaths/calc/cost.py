@@ -9,7 +9,7 @@
   memory-bound fleet actually pays.
 - ``usd_per_million_tokens(gpus, usd_per_gpu_hour, tokens_per_s)``.
 - ``plan_or_reason(model, gpu, a, work)``: the ``calc.fleet`` plan to price, or a sentence saying why
-  there is none (the smallest fix, or a dense model the placements cannot spread).
+  there is none (the smallest change that makes one valid).
 - ``fleet_cost(plan, usd_per_gpu_hour, bandwidth)``: a plan priced at the bandwidth bound, a
   ``FleetCost`` (USD an hour, per session-hour and per million output tokens).
 - ``node_gain(model, old, new, a, work)``: nodes on ``old`` GPUs over nodes on ``new`` ones, the
@@ -20,12 +20,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ParameterError, check_int, check_real
+from ..errors import check_int, check_real
 from ..specs.deployment import workload
 from ..specs.serving import Assumptions
 from . import fleet
 from .decode import DecodeBound, plan_step
-from .params import param_counts
 from .request import activated_weight_bytes, request_bytes
 
 
@@ -67,10 +66,6 @@ def plan_or_reason(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -
         return fleet.plan(model, gpu, a, work)
     except fleet.NoValidPlan as e:
         return f"no valid plan; smallest fix: {e.fix}"
-    except ParameterError:
-        if any(c.name == "routed experts" for c in param_counts(model).components):
-            raise           # a mixture of experts the planner should have placed: a real error
-        return "no plan: a dense model, and the book's placements spread routed experts"
 
 
 @dataclass(frozen=True)

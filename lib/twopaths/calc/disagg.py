@@ -7,7 +7,7 @@ prefill nodes the decode nodes need (part III, Steps 3 and 4).
   growing cache and of the fixed state (K3's KDA states) one request sends from P to D.
 - ``prefill_nodes(d_nodes, pd_ratio, rounding)``: ``pd_ratio`` decode nodes per prefill node
   (the article's P:D = 1:2.5 is ``pd_ratio=2.5``).
-- ``unplannable(model)``: why the planner cannot size a model at all (a dense model, attention it
+- ``unplannable(model)``: why the planner cannot size a model at all (attention whose FLOPs it
   does not count), or None; ``plan_or_reason(model, gpu, a, work)``: the plan, or an ``Unplanned``
   that says why there is none and, where one exists, the change that makes one valid.
 - ``plans_by_ep(model, gpu, a, work)``: the best valid plan at each EP size;
@@ -26,7 +26,6 @@ from ..specs.serving import Assumptions, weight_scenarios
 from . import fleet
 from .arrays import reals
 from .attention_flops import attention_layers
-from .params import param_counts
 from .placement import placements
 from .request import request_bytes
 from .rounding import cover
@@ -91,9 +90,6 @@ class Unplanned:
 
 def unplannable(model: str) -> str | None:
     """Why no plan can be made for ``model`` on any GPU, or None when the planner can size it."""
-    if all(c.name != "routed experts" for c in param_counts(model).components):
-        return (f"a dense model ({model} has no routed experts): this planner sizes MoE decode "
-                "units, whose routed experts it spreads over an EP group")
     try:
         attention_layers(model)    # prefill is sized by the attention it counts
     except ParameterError as err:

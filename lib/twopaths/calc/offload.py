@@ -38,7 +38,6 @@ from statistics import NormalDist
 from ..errors import ParameterError, check_int, check_real
 from .arrays import ints, reals
 from .decode import plan_step
-from .params import param_counts
 from .placement import request_share
 from .rounding import cover
 
@@ -104,8 +103,6 @@ def plan_or_why(model: str, gpu: str, a, work):
     """``calc.fleet.plan(model, gpu, a, work)``, or why there is none as a table cell says it: the
     smallest change that makes a plan valid, or what the planner cannot size for this model."""
     from . import fleet                     # here: fleet imports this module
-    if "routed_experts" not in param_counts(model).by_group():
-        return "not planned: a dense model (the planner sizes expert-parallel decode units)"
     try:
         return fleet.plan(model, gpu, a, work)
     except fleet.NoValidPlan as e:

@@ -19,6 +19,10 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
 A GPU holds ``weights + overhead + requests x its share of one request`` within ``usable_fraction x
 capacity``. A placement is *valid* for a context when at least one request fits on every GPU.
 
+A dense model has no experts to spread: its unit (``routed=False``) is one node of attention
+groups of ``attention_tp`` GPUs, each group holding every weight split ``attention_tp`` ways (the
+MLP by columns too) and serving requests of its own.
+
 ``Placement``; ``memory(model, gpu, placement, context, a)`` gives a ``GPUMemory``;
 ``placements(model, a)`` the candidates a planner tries (whole-node EP sizes that spread the expert
 slots evenly, attention TP sizes that divide the heads and a node). For a chapter's tables of any
@@ -50,6 +54,7 @@ PER_HEAD = ("kda", "mha")        # cache kinds that belong to heads and shard wi
 class Placement:
     ep: int                      # GPUs in the EP group, i.e. the decode unit
     attention_tp: int = 1        # GPUs per attention group; 1 is attention DP
+    routed: bool = True          # False: a dense model's unit, a node of TP groups (no experts)
 
     def __post_init__(self):
         check_int("ep", self.ep, minimum=1)
@@ -63,6 +68,8 @@ class Placement:
 
     @property
     def name(self) -> str:
+        if not self.routed:
+            return f"dense, {'DP' if self.attention_tp == 1 else f'TP{self.attention_tp}'} x {self.attention_groups}"
         attention = "attention DP" if self.attention_tp == 1 else f"attention TP{self.attention_tp}"
         return f"EP{self.ep}, {attention}"
 
@@ -188,10 +195,16 @@ def _heads(model: str) -> list[int]:
 def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     """The placements a planner tries: whole-node EP sizes up to ``a.max_ep`` GPUs that spread the
     expert slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
-    attention heads, the node and the EP size."""
-    slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+    attention heads, the node and the EP size. A dense model has no experts to spread: its unit is
+    one node of TP groups, each holding its share of every weight (``weights_per_gpu``) and serving
+    requests of its own, so a bigger unit would only repeat the node."""
     n = a.gpus_per_node
-    eps = [e for e in range(n, min(slots, a.max_ep) + 1, n) if slots % e == 0]
+    dense = _dense(model)
+    if dense:
+        eps = [n]
+    else:
+        slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+        eps = [e for e in range(n, min(slots, a.max_ep) + 1, n) if slots % e == 0]
     tps = [t for t in range(1, a.max_attention_tp + 1)
            if n % t == 0 and all(h % t == 0 for h in _heads(model))]
     out = []
@@ -202,7 +215,7 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
                     _check_tp(model, t, a)
                 except ParameterError:
                     continue
-                out.append(Placement(e, t))
+                out.append(Placement(e, t, routed=not dense))
     return tuple(out)
 
 

@@ -64,11 +64,6 @@ def count(model: str, gpu: str, a: Assumptions, work: Workload) -> Count:
         return Count(plan(model, gpu, a, work).nodes)
     except NoValidPlan as e:
         return Count(None, f"no valid plan; fix: {e.fix}")
-    except ParameterError as e:
-        if (e.name, e.got) != ("component", "routed experts"):
-            raise
-        # the fleet calculator sizes expert-parallel units, which a dense model does not have
-        return Count(None, "cannot be planned: a dense model (the book plans MoE decode units)")
 
 
 def ratio(first: Count, second: Count) -> float | None:

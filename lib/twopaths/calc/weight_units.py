@@ -4,10 +4,11 @@
   group, attention data-parallel or tensor-parallel. ``layouts`` gives, for the EP sizes asked,
   attention DP and the widest attention TP the assumptions allow, and says why any size is left
   out (not whole nodes, or the expert slots do not spread evenly).
-- A dense model has no experts to spread, so EP sizes do not apply: it is weighed in
-  tensor-parallel groups inside one node, TP1 being a whole copy on every GPU.
-- ``smallest`` is a model's smallest valid unit on a GPU (``fleet.prefill_unit`` for MoE), and
-  ``fix`` the smallest change that makes one valid where none is (``fleet.smallest_change``).
+- A dense model has no experts to spread, so EP sizes do not apply: it is weighed in the
+  planner's dense units (``placement.placements``), a node of tensor-parallel groups, TP1 being a
+  whole copy on every GPU.
+- ``smallest`` is a model's smallest valid unit on a GPU (``fleet.prefill_unit``), and ``fix`` the
+  smallest change that makes one valid where none is (``fleet.smallest_change``).
 - ``ep_table`` and ``scenario_table`` are the ``report.Table`` values the chapter shows, titled
   with the models, GPUs and request length that produced them.
 """
@@ -45,25 +46,12 @@ def check_ep_sizes(ep_sizes) -> list[int]:
     return sizes
 
 
-def _dense_layouts(model: str, a: Assumptions) -> list[Placement]:
-    """TP groups inside a node whose size divides the node and the model's heads."""
-    out = []
-    for t in range(1, min(a.max_attention_tp, a.gpus_per_node) + 1):
-        if a.gpus_per_node % t == 0:
-            try:
-                placement._check_tp(model, t, a)
-            except ParameterError:
-                continue
-            out.append(Placement(t, t))
-    return out
-
-
 def layouts(model: str, ep_sizes: Iterable[int], a: Assumptions) -> tuple[list[Placement], dict[int, str]]:
     """The layouts to weigh ``model`` in, and each asked EP size left out with the reason. An MoE
     model: for each EP size the planner tries, attention DP and the widest attention TP; a dense
-    model: every TP group of ``_dense_layouts`` (``ep_sizes`` do not apply, none is left out)."""
+    model: every dense unit the planner tries (``ep_sizes`` do not apply, none is left out)."""
     if not is_moe(model):
-        return _dense_layouts(model, a), {}
+        return list(placement.placements(model, a)), {}
     tried = placement.placements(model, a)
     slots = routed_experts(model, "public") + a.redundant_experts
     shown, left_out = [], {}
@@ -80,18 +68,10 @@ def layouts(model: str, ep_sizes: Iterable[int], a: Assumptions) -> tuple[list[P
     return shown, left_out
 
 
-def label(model: str, p: Placement) -> str:
-    """``EP32, attention DP`` for an MoE unit; ``TP4, dense`` for a dense model's TP group."""
-    return p.name if is_moe(model) else f"TP{p.attention_tp}, dense"
-
-
 def smallest(model: str, gpu: str, context: int, a: Assumptions) -> GPUMemory | None:
     """The smallest valid unit (fewest GPUs, then narrowest attention TP); None if none holds a
     request of ``context`` tokens beside the weights on every GPU."""
-    if is_moe(model):
-        return fleet.prefill_unit(model, gpu, context, a)
-    units = [placement.memory(model, gpu, p, context, a) for p in _dense_layouts(model, a)]
-    return next((u for u in units if u.valid), None)
+    return fleet.prefill_unit(model, gpu, context, a)
 
 
 def fix(model: str, gpu: str, context: int, a: Assumptions) -> str:
@@ -99,20 +79,11 @@ def fix(model: str, gpu: str, context: int, a: Assumptions) -> str:
     if is_moe(model) and not placement.placements(model, a):
         slots = routed_experts(model, "public") + a.redundant_experts
         return f"an EP size of whole {a.gpus_per_node}-GPU nodes that divides its {slots} expert slots"
-    if is_moe(model):
-        return fleet.smallest_change(model, gpu, a, fleet.Workload(1, context))
-    # A dense model: the changes fleet.smallest_change tries, in its order, then more HBM.
-    if a.weights == "shipped" and smallest(model, gpu, context, a.but(weights="fp8-non-expert")):
-        return "FP8 non-expert weights (weights='fp8-non-expert')"
-    if a.kv_dtype == "bf16" and smallest(model, gpu, context, a.but(kv_dtype="fp8")):
-        return "an FP8 cache (kv_dtype='fp8')"
-    need = min(u.weights + u.overhead_bytes + u.request_bytes
-               for u in (placement.memory(model, gpu, p, context, a) for p in _dense_layouts(model, a)))
-    return f"a GPU with at least {need / a.usable_fraction / GB:.1f} GB of HBM"
+    return fleet.smallest_change(model, gpu, a, fleet.Workload(1, context))
 
 
 def unit_text(model: str, u: GPUMemory | None, gpu: str, context: int, a: Assumptions) -> str:
-    return label(model, u.placement) if u is not None else "none: needs " + fix(model, gpu, context, a)
+    return u.placement.name if u is not None else "none: needs " + fix(model, gpu, context, a)
 
 
 def expert_format(model: str, a: Assumptions) -> str:
@@ -132,7 +103,7 @@ def ep_table(models: list[str], gpus: list[str], ep_sizes: list[int], context: i
         for p in shown:
             for g in gpus:
                 u = units[m, p, g] = placement.memory(m, g, p, context, a)
-                rows.append([scenario.model_name(m), label(m, p), scenario.gpu_name(g), u.expert_bytes / GB,
+                rows.append([scenario.model_name(m), p.name, scenario.gpu_name(g), u.expert_bytes / GB,
                              u.other_bytes / GB, u.kv_room / GB, u.request_bytes / GB, u.requests])
         if not is_moe(m):
             notes.append(f"{scenario.model_name(m)} is dense: no experts to spread, so its rows are "
@@ -176,7 +147,8 @@ def room_lines(units: dict[tuple, GPUMemory]) -> dict[str, dict[str, list[tuple[
     for (m, p, g), u in units.items():
         layout = (("attention DP" if p.attention_tp == 1 else f"attention TP{p.attention_tp}")
                   if is_moe(m) else "TP groups")
-        out.setdefault(m, {}).setdefault(f"{scenario.gpu_name(g)}, {layout}", []).append((p.ep, u.kv_room / GB))
+        size = p.ep if is_moe(m) else p.attention_tp     # a dense unit's node repeats its TP group
+        out.setdefault(m, {}).setdefault(f"{scenario.gpu_name(g)}, {layout}", []).append((size, u.kv_room / GB))
     return out
 
 

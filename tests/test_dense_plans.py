@@ -1,0 +1,55 @@
+"""A dense model is planned like an MoE one, in units of one node of tensor-parallel groups: each GPU
+holds its TP share of every weight and its share of whole requests; the node counts follow.
+
+Recomputed here by hand from the model's config (Qwen2.5-72B: 80 layers, 8 K/V heads of 128) and
+``weights_per_gpu``, so a planner that shards the cache the wrong way, pools memory across a
+group or counts units in GPUs instead of nodes fails."""
+
+import math
+
+import pytest
+
+from twopaths.calc import fleet, placement, weights
+from twopaths.calc.placement import Placement
+from twopaths.specs.serving import assumptions
+
+A = assumptions("book")
+QWEN72, LLAMA = "qwen-2.5-72b", "llama-3.1-405b"
+WORK = fleet.Workload(10_000, 500_000, 0.25)
+
+
+def test_a_dense_unit_is_one_node_of_tp_groups():
+    got = placement.placements(QWEN72, A)
+    assert got == tuple(Placement(8, t, routed=False) for t in (1, 2, 4, 8))
+    assert [p.name for p in got] == ["dense, DP x 8", "dense, TP2 x 4", "dense, TP4 x 2", "dense, TP8 x 1"]
+    assert all(p.routed for p in placement.placements("kimi-k3", A))
+
+
+@pytest.mark.parametrize("tp", [1, 2, 4, 8])
+def test_each_gpu_holds_its_tp_share_of_weights_and_whole_requests(tp):
+    m = placement.memory(QWEN72, "h200", Placement(8, tp, routed=False), 500_000, A)
+    per_token = 80 * 8 * 128 * 2 * 2                      # layers x K/V heads x dim x (K, V) x BF16
+    assert m.request_bytes == 500_000 * per_token * max(8 // tp, 1) / 8   # 8 K/V heads split tp ways
+    w = weights.weights_per_gpu(QWEN72, 8, tp=tp, formats=A.formats())
+    assert (m.expert_bytes, m.other_bytes) == (0.0, w.other_bytes)
+    room = A.usable_fraction * A.capacity_bytes("h200") - w.other_bytes - A.overhead_bytes
+    assert m.requests == max(int(room // m.request_bytes), 0)
+
+
+def test_the_plan_has_the_fewest_nodes_and_every_gpu_fits():
+    p = fleet.plan(QWEN72, "h200", A, WORK)
+    per_node = {}
+    for pl in placement.placements(QWEN72, A):
+        m = placement.memory(QWEN72, "h200", pl, WORK.context, A)
+        if m.valid:
+            per_node[pl] = math.ceil(WORK.resident / (m.requests * pl.attention_groups))
+    assert p.d_nodes == min(per_node.values()) and per_node[p.placement] == p.d_nodes
+    assert p.decode.used <= p.decode.usable
+    assert p.nodes == p.d_nodes + p.p_nodes
+
+
+def test_a_dense_model_too_big_for_a_node_names_the_fix():
+    with pytest.raises(fleet.NoValidPlan) as info:
+        fleet.plan(LLAMA, "h200", A, WORK)
+    assert info.value.fix == "FP8 non-expert weights (weights='fp8-non-expert')"
+    assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), WORK).nodes > 0
