@@ -53,3 +53,19 @@ def test_a_dense_model_too_big_for_a_node_names_the_fix():
         fleet.plan(LLAMA, "h200", A, WORK)
     assert info.value.fix == "FP8 non-expert weights (weights='fp8-non-expert')"
     assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), WORK).nodes > 0
+
+
+def test_a_dense_decode_step_reads_its_whole_tp_share_and_each_requests_cache():
+    from twopaths.calc import decode
+    p = fleet.plan(QWEN72, "h200", A, WORK)
+    s = decode.plan_step(p, 2)
+    assert s.weight_bytes == p.decode.other_bytes                     # no experts to skip
+    assert s.kv_bytes == 2 * p.decode.request_bytes                   # a GQA cache is read whole
+
+
+@pytest.mark.parametrize("tp", [1, 2, 8, 16])
+def test_a_rank_reads_only_its_own_kv_heads(tp):
+    """A GQA cache is read whole but split by heads, like it is held (16 ranks: 8 heads replicated)."""
+    full = placement.read_share(QWEN72, 500_000, 1, A)
+    assert placement.read_share(QWEN72, 500_000, tp, A) == full * max(8 // tp, 1) / 8
+    assert placement.read_share(QWEN72, 500_000, tp, A) == placement.request_share(QWEN72, 500_000, tp, A)

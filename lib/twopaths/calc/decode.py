@@ -135,7 +135,8 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     p = plan.placement
     tokens = batch * p.attention_groups         # requests a unit decodes in one step
     method = "public" if plan.assumptions.inputs == "public" else "article"
-    touched = float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
+    touched = (float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
+               if p.routed else 0.0)          # a dense model reads its whole TP share every step
     bandwidth = gpu_spec(plan.gpu).hbm_bandwidth if bandwidth is None else bandwidth
     read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions)
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,

@@ -140,6 +140,13 @@ def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, f
     return per_gpu * article_expert_bytes(model), deployment(model).overhead_bytes
 
 
+def _head_share(kv_heads: int, attention_tp: int) -> float:
+    """The share of a cache one rank of an attention group holds or reads: K/V heads split over the
+    ranks (replicated where there are fewer heads than ranks); with no K/V heads (0: MLA's one
+    latent, V4's shared entries) each rank holds every entry."""
+    return max(kv_heads // attention_tp, 1) / kv_heads if kv_heads else 1.0
+
+
 @cache
 def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
     """Bytes of one request's cache on one GPU of an attention group of ``attention_tp`` GPUs."""
@@ -148,8 +155,7 @@ def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -
     out = 0.0
     for g, b in kv.group_bytes(model_spec(model), context, a.kv_dtype, a.state_dtype):
         if g.kind == "mha":
-            heads = g["kv_heads"]
-            out += b * max(heads // attention_tp, 1) / heads     # fewer K/V heads than ranks: replicated
+            out += b * _head_share(g["kv_heads"], attention_tp)
         elif g.kind in PER_HEAD:
             out += b / attention_tp
         else:
@@ -161,12 +167,13 @@ def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -
 def read_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
     """Bytes of one request's cache one GPU reads in a decode step: what its attention touches
     (``calc.attention_flops``: MLA's every latent; V4's window, the top-k CSA entries, every HCA
-    entry and every indexer key) plus the KDA state, split by heads. The article's figures read the
+    entry and every indexer key; this rank's K/V heads of a GQA cache) plus the KDA state, split by
+    heads. The article's figures read the
     whole cache."""
     if a.inputs != "public":
         return request_share(model, context, attention_tp, a)
     spec = model_spec(model)
-    touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype)
+    touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype) * _head_share(g.kv_heads, attention_tp)
                   for g in attention_layers(spec) if g.kind != "kda")
     state = sum(b for g, b in kv.group_bytes(spec, context, a.kv_dtype, a.state_dtype) if g.kind == "kda")
     return touched + state / attention_tp
