@@ -48,11 +48,17 @@ def test_the_plan_has_the_fewest_nodes_and_every_gpu_fits():
     assert p.nodes == p.d_nodes + p.p_nodes
 
 
-def test_a_dense_model_too_big_for_a_node_names_the_fix():
+def test_a_dense_model_that_only_just_fits_a_node_and_one_that_does_not():
+    # Llama-3.1-405B in BF16: 101.5 GB of weights a GPU at TP8 (its embedding split too) beside a
+    # 500K request's 32.3 GB share leaves about 2 GB of 135.7 GB: one request a TP8 group
+    p = fleet.plan(LLAMA, "h200", A, WORK)
+    assert p.placement == Placement(8, 8, routed=False) and p.decode.requests == 1
+    assert 0 < p.decode.spare < 3e9 and p.d_nodes == WORK.resident
+    long = fleet.Workload(10_000, 1_000_000, 0.25)             # twice the cache: no node holds it
     with pytest.raises(fleet.NoValidPlan) as info:
-        fleet.plan(LLAMA, "h200", A, WORK)
+        fleet.plan(LLAMA, "h200", A, long)
     assert info.value.fix == "FP8 non-expert weights (weights='fp8-non-expert')"
-    assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), WORK).nodes > 0
+    assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), long).nodes > 0
 
 
 def test_a_dense_decode_step_reads_its_whole_tp_share_and_each_requests_cache():

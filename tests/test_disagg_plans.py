@@ -71,10 +71,11 @@ def test_the_sweep_takes_a_corpus_model_and_agrees_with_the_plan():
 
 
 def test_tables_say_why_and_compare_with_the_first_model():
-    results = [disagg.plan_or_reason(m, "h200", A, WORK) for m in (K3, "llama-3.1-405b")]
+    long = fleet.workload(context=1_000_000)
+    results = [disagg.plan_or_reason(m, "h200", A, long) for m in (K3, "llama-3.1-405b")]
     t = disagg_tables.plan_table(results, "plans")
     assert t.rows[0] == tuple(plans.plan_row(results[0]))
-    assert isinstance(results[1], disagg.Unplanned)       # 810 GB of BF16 weights: no node holds them
+    assert isinstance(results[1], disagg.Unplanned)       # 812 GB of BF16 weights and a 1M cache
     assert t.rows[1][:3] == ("Llama-3.1-405B", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
     grid = disagg.by_format([V4, K3], "h200", A, WORK)
     f = disagg_tables.format_table(grid, [V4, K3], "formats")

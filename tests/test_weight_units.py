@@ -21,7 +21,8 @@ def test_a_dense_model_spreads_no_experts_and_splits_the_rest_by_tp():
     # the EP size names the unit only: nothing of a dense model depends on it
     assert weights.weights_per_gpu(QWEN72, 8).total == whole.total
     tp8 = weights.weights_per_gpu(QWEN72, 8, tp=8)
-    replicated = sum(weights.weight_bytes(QWEN72)[g] for g in ("embedding", "norms"))
+    # plain TP: only the norms stay whole, the vocabulary-parallel embedding splits like the rest
+    replicated = weights.weight_bytes(QWEN72)["norms"]
     assert tp8.other_bytes == pytest.approx(replicated + (total - replicated) / 8, rel=1e-12)
 
 
@@ -55,8 +56,9 @@ def test_where_no_unit_holds_a_request_the_row_names_the_fix():
     text = wu.unit_text(QWEN72, None, "h200", 500_000, dp)
     assert text == "none: needs " + fleet.smallest_change(QWEN72, "h200", dp, fleet.Workload(1, 500_000))
     # a dense model tries what the planner tries first: FP8 weights, then an FP8 cache
-    assert wu.fix("llama-3.1-405b", "h200", 500_000, BOOK) == "FP8 non-expert weights (weights='fp8-non-expert')"
-    assert wu.smallest("llama-3.1-405b", "h200", 500_000, BOOK.but(weights="fp8-non-expert")) is not None
+    assert wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK) is None
+    assert wu.fix("llama-3.1-405b", "h200", 1_000_000, BOOK) == "FP8 non-expert weights (weights='fp8-non-expert')"
+    assert wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK.but(weights="fp8-non-expert")) is not None
     work = fleet.Workload(1, 10_000_000)
     assert wu.fix(K3, "h200", 10_000_000, BOOK) == fleet.smallest_change(K3, "h200", BOOK, work)
 

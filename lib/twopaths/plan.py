@@ -257,6 +257,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident},
         "assumptions": a.as_dict(),
+        # the longest context the config declares: a longer one is priced, but the model was not built for it
+        "max_position_embeddings": spec.config.get("max_position_embeddings"),
         "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype, "shipped_state_dtype": shipped,
         "kv_bytes_per_token": kv.kv_bytes_per_token(spec, a.kv_dtype, a.state_dtype),
         "fixed_bytes_per_request": fixed_bytes(spec, work.context, a),
@@ -283,12 +285,16 @@ def table(r: dict) -> str:
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
              f"{w['resident']:,} resident",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
-             f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node",
-             "",
-             "cache of one request",
-             f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
-             f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB",
-             f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
+             f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node"]
+    longest = r["max_position_embeddings"]
+    if longest and w["context"] > longest:
+        lines += [f"note: {w['context']:,} tokens is beyond the config's max_position_embeddings "
+                  f"({longest:,});", "  the figures price the cache there, not what the model can do"]
+    lines += ["",
+              "cache of one request",
+              f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
+              f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB",
+              f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
     lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone

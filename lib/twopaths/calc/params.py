@@ -417,12 +417,15 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
     latents), V4's q_a and its single shared K=V head, V4's compressors (their entries are per token),
     KDA's forget-gate down-projection, V3.2's indexer key. So do the router, LatentMoE's latent
-    projections, the residual mixers and the norms, and, as SGLang serves it, the embedding and the
-    shared experts. The rest (per-head projections, output projections, the dense FFN, the output
-    head) splits ``tp`` ways."""
+    projections, the residual mixers and the norms, and, as SGLang serves it with data-parallel
+    attention, the embedding and the shared experts. The rest (per-head projections, output
+    projections, the dense FFN, the output head) splits ``tp`` ways. A dense model is served with
+    plain TP, whose vocabulary-parallel embedding splits too (SGLang's ``VocabParallelEmbedding``
+    with ``enable_tp`` unless DP attention is on)."""
     spec = model(spec) if isinstance(spec, str) else spec
     c, by_group = spec.raw["config"], param_counts(spec).by_group()
-    out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS}
+    dense = not by_group.get("routed_experts")
+    out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS if not (dense and g == "embedding")}
     d, family = c["hidden_size"], spec.raw["family"]
     if family in ("mla", "mla+dsa"):
         per_layer = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
