@@ -72,7 +72,7 @@ def test_the_cost_cells_follow_the_price(rerun):
     ("usd_per_gpu_hour", 0, "usd_per_gpu_hour: got 0"),
     ("b300_bandwidth_TBps", -1.0, "b300_bandwidth_TBps: got -1.0"),
     ("models", ["kimi-k3", "kimi-k3"], "models: got"),
-    ("gpus", ["h300"], "gpu: got 'h300'"),
+    ("gpus", ["h300"], "gpus: got 'h300'"),
     ("gpu_specs", {"my-gpu": {k: v for k, v in MY_GPU["my-gpu"].items() if k != "hbm_bytes"}},
      "gpu_specs.my-gpu.hbm_bytes: got None"),
     # the prose's figures are the article's pair's at this context: K3 holds no 3M-token request
