@@ -48,3 +48,8 @@ def test_no_table_reads_a_rank_as_a_unit(rows):
     for kind in ("inputs", "holds", "unchecked"):
         assert " rank |" not in shown.table(ranks, kind).data
     assert shown.printed(rows["k3-sparsest"]) == "1st"
+
+
+def test_a_change_of_rank_is_not_a_ratio(rows):
+    sparsest = rows["k3-sparsest"]
+    assert shown.moved(sparsest) == "1st to 2nd"

@@ -143,3 +143,14 @@ def test_status_page_shows_kernels_drift_and_the_cache(tmp_path):
     assert "1 of 2 compared values within tolerance" in page and "| 1 of 2 |" in page
     assert "earlier (cached)" in page
     assert "ch.a: 1.5 B now, reference 1.0 (+50%; allowed: exact)" in page
+
+
+def test_relative_json_paths_are_made_absolute_from_where_the_command_ran(tmp_path):
+    """A re-run executes in its own folder, so ``-p configs '["my/config.json"]'`` typed in a shell
+    must reach the chapter as the file beside the shell, not one beside the re-run."""
+    from twopaths.runner import absolute_paths
+    got = absolute_paths({"configs": ["my/config.json", "Qwen--Qwen3-235B-A22B", "/abs/c.json"],
+                          "gpu_specs": "gpus.json", "context": 5}, tmp_path)
+    assert got["configs"] == [str(tmp_path / "my" / "config.json"), "Qwen--Qwen3-235B-A22B", "/abs/c.json"]
+    assert got["gpu_specs"] == str(tmp_path / "gpus.json") and got["context"] == 5
+    assert absolute_paths({"gpu_specs": {"my-gpu": {}}}, tmp_path) == {"gpu_specs": {"my-gpu": {}}}

@@ -113,6 +113,23 @@ def parse_value(text: str):
     return loaded if isinstance(loaded, (list, dict, bool)) else text
 
 
+PATH_PARAMETERS = ("configs", "gpu_specs")   # parameters that may name files (config.json, GPU figures)
+
+
+def absolute_paths(params: dict, cwd: Path) -> dict:
+    """``params`` with each relative ``.json`` path of ``PATH_PARAMETERS`` made absolute from ``cwd``:
+    a chapter runs in its re-run folder, where a path typed relative to the shell would not resolve."""
+    def fix(v):
+        return str((cwd / v).resolve()) if isinstance(v, str) and v.endswith(".json") and not Path(v).is_absolute() else v
+    out = dict(params)
+    for k in PATH_PARAMETERS:
+        if isinstance(out.get(k), list):
+            out[k] = [fix(v) for v in out[k]]
+        elif k in out:
+            out[k] = fix(out[k])
+    return out
+
+
 def check_parameters(nb: Path, params: dict) -> None:
     """Refuse names the chapter's ``parameters`` cell does not define, before anything runs."""
     import papermill
@@ -582,6 +599,7 @@ def main(argv: list[str] | None = None) -> int:
             if not nb.is_file():
                 raise RunError(f"notebook: {args.notebook} does not exist; chapters are in notebooks/")
             params = {"profile": "default", "device": "auto", **{k: parse_value(v) for k, v in args.p}}
+            params = absolute_paths(params, Path.cwd())
             check_parameters(nb, params)   # before a folder is made or a kernel started
             folder = rerun_mod.rerun(nb, params, BUILD, ROOT, _rerun_execute)
             print(f"[twopaths] re-run folder: {folder}\n[twopaths] executed notebook: {folder / nb.name}\n"

@@ -76,6 +76,8 @@ def moved(r: Row) -> str:
     """How far the released configs move the figure; where they leave no room, that in words."""
     if fails_to_fit(r.public_config, r.unit):
         return "no ratio: it does not fit"
+    if r.unit == "rank" and r.public_config is not None:     # an order, not a quantity to divide
+        return "same rank" if float(r.stated) == r.public_config else f"{printed(r)} to {fmt(r.public_config, r.unit)}"
     return "∞ (a zero or a sign change)" if math.isinf(r.moves) else f"{r.moves:,.2f}x"
 
 
