@@ -10,21 +10,19 @@ import pytest
 
 from twopaths import plans, runner, scenario, specs
 from twopaths.calc import kv
+from rerun_case import MY_GPU, NO_HBM, entries
 
 pytestmark = pytest.mark.notebooks
 
 ROOT = Path(__file__).resolve().parents[1]
+
 NB = ROOT / "notebooks" / "01-kv-wall.ipynb"
 MODEL = "Qwen--Qwen3-235B-A22B"
 SHOWN = "Qwen3-235B-A22B (Qwen)"   # how tables name it (specs.from_config)
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15,
-                     "fp8_flops": 5e15, "nvlink_bandwidth": 900e9}}
 
 
 def _run(tmp_path, **params):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
-                        use_cache=False)
-    return result["notebooks"][NB.stem]["values"]
+    return entries(NB, tmp_path, params)
 
 
 def test_a_corpus_gqa_model_on_a_users_gpu(tmp_path):
@@ -53,8 +51,7 @@ def test_a_corpus_gqa_model_on_a_users_gpu(tmp_path):
 
 
 @pytest.mark.parametrize("params, named", [
-    ({"gpus": ["my-gpu"], "gpu_specs": {"my-gpu": {k: f for k, f in MY_GPU["my-gpu"].items()
-                                                   if k != "hbm_bytes"}}}, "gpu_specs.my-gpu.hbm_bytes"),
+    ({"gpus": ["my-gpu"], "gpu_specs": NO_HBM}, "gpu_specs.my-gpu.hbm_bytes"),
     ({"models": [], "configs": [MODEL, MODEL]}, "models"),
 ])
 def test_a_bad_parameter_stops_the_chapter_named(tmp_path, params, named):

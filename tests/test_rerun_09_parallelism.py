@@ -9,19 +9,16 @@ import pytest
 from twopaths import plans, runner, scenario
 from twopaths.calc import ep, placement
 from twopaths.calc.placement import Placement
+from rerun_case import MY_GPU, NO_HBM, values
 
 NB = Path("notebooks/09-parallelism.ipynb")
 MODEL = "Qwen--Qwen3-235B-A22B"
 SHOWN = "Qwen3-235B-A22B (Qwen)"   # how tables name it (specs.from_config)
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15,
-                     "fp8_flops": 5e15, "nvlink_bandwidth": 900e9}}
 CONTEXT = 500_000
 
 
 def _run(tmp_path, **params):
-    out = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
-                     use_cache=False)
-    return {k: v["value"] for k, v in out["notebooks"][NB.stem]["values"].items()}
+    return values(NB, tmp_path, params)
 
 
 @pytest.mark.notebooks
@@ -50,8 +47,7 @@ def test_a_corpus_model_on_a_user_gpu_is_what_the_tables_show(tmp_path):
 
 @pytest.mark.notebooks
 @pytest.mark.parametrize("params, named", [
-    ({"gpu": "my-gpu", "gpu_specs": {"my-gpu": {k: x for k, x in MY_GPU["my-gpu"].items()
-                                                 if k != "hbm_bytes"}}}, "gpu_specs.my-gpu.hbm_bytes: got None"),
+    ({"gpu": "my-gpu", "gpu_specs": NO_HBM}, "gpu_specs.my-gpu.hbm_bytes: got None"),
     ({"models": ["kimi-k3", "kimi-k3"]}, "models: got"),
     ({"context": 0}, "context: got 0"),
 ])

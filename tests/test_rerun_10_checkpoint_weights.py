@@ -8,19 +8,16 @@ import pytest
 from twopaths import runner, scenario
 from twopaths.calc import placement, weights
 from twopaths.specs.serving import assumptions
+from rerun_case import MY_GPU, NO_HBM, values
 
 NB = Path("notebooks/10-checkpoint-weights.ipynb")
 QWEN = "Qwen--Qwen3-235B-A22B"
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15,
-                     "fp8_flops": 5e15, "nvlink_bandwidth": 900e9}}
 CASE_B = {"configs": [QWEN], "models": [], "gpus": ["my-gpu"], "gpu_specs": MY_GPU}
 CONTEXT = 500_000   # the chapter's default request length
 
 
 def _run(tmp_path, params):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params,
-                        out_dir=tmp_path, use_cache=False)
-    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+    return values(NB, tmp_path, params)
 
 
 def _rows(values, table):
@@ -61,11 +58,9 @@ def test_a_corpus_model_on_a_users_gpu_gets_its_own_numbers(tmp_path):
 
 @pytest.mark.notebooks
 @pytest.mark.parametrize("params, name", [
-    ({"gpus": ["my-gpu"], "gpu_specs": {"my-gpu": {k: v for k, v in MY_GPU["my-gpu"].items()
-                                                    if k != "hbm_bytes"}}}, "gpu_specs"),
+    ({"gpus": ["my-gpu"], "gpu_specs": NO_HBM}, "gpu_specs"),
     ({"ep_sizes": [32, 32]}, "ep_sizes"),
 ])
 def test_a_bad_parameter_stops_the_chapter_by_name(tmp_path, params, name):
     with pytest.raises(runner.RunError, match=name):
-        runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
-                   use_cache=False)
+        values(NB, tmp_path, params)

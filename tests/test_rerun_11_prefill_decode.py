@@ -8,19 +8,16 @@ import pytest
 from twopaths import plans, runner, scenario
 from twopaths.calc import bare, fleet
 from twopaths.specs.deployment import workload
+from rerun_case import MY_GPU, NO_HBM, values
 
 pytestmark = pytest.mark.notebooks
 
 NB = Path("notebooks/11-prefill-decode.ipynb")
 QWEN = "Qwen--Qwen3-235B-A22B"
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15,
-                     "fp8_flops": 5e15, "nvlink_bandwidth": 900e9}}
 
 
 def _values(tmp_path, params):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params,
-                        out_dir=tmp_path, use_cache=False)
-    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+    return values(NB, tmp_path, params)
 
 
 def test_a_corpus_model_on_a_user_gpu(tmp_path):
@@ -57,8 +54,7 @@ def test_the_issue_case_b300_and_2000_sessions(tmp_path):
 @pytest.mark.parametrize("params, named", [
     ({"models": ["kimi-k3", "kimi-k3"]}, "models"),
     ({"gpu": "h300"}, "gpu"),
-    ({"gpu": "my-gpu", "gpu_specs": {"my-gpu": {k: x for k, x in MY_GPU["my-gpu"].items()
-                                                if k != "hbm_bytes"}}}, "gpu_specs.my-gpu"),
+    ({"gpu": "my-gpu", "gpu_specs": NO_HBM}, "gpu_specs.my-gpu"),
     ({"concurrency": 0}, "concurrency"),
 ])
 def test_a_bad_parameter_fails_named(tmp_path, params, named):

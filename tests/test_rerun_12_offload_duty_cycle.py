@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from test_scenario import FIGURES, restore_registry  # noqa: F401  (the registry is restored)
+from test_scenario import restore_registry  # noqa: F401  (the registry is restored)
 from twopaths import plans, runner, scenario
 from twopaths.calc import decode, fleet
 from twopaths.specs import deployment as dep
+from rerun_case import FIGURES, NO_HBM, values
 
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "12-offload-duty-cycle.ipynb"
 CORPUS = "Qwen--Qwen3-235B-A22B"
@@ -19,9 +20,7 @@ TABLES = ("offload_plans", "offload_peak", "offload_speed", "offload_consistent"
 
 
 def _run(params, out_dir):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=out_dir,
-                        use_cache=False)
-    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+    return values(NB, out_dir, params)
 
 
 @pytest.mark.notebooks
@@ -68,7 +67,7 @@ def test_a_corpus_model_on_a_reader_gpu(tmp_path):
     ("host_link_GBps", 0, "host_link_GBps: got 0"),
     ("gpus", ["my-gpu", "my-gpu"], "gpus: got ['my-gpu', 'my-gpu']"),
     ("gpus", ["h300"], "gpus: got 'h300'"),
-    ("gpu_specs", {"my-gpu": {k: v for k, v in FIGURES.items() if k != "hbm_bytes"}},
+    ("gpu_specs", NO_HBM,
      "gpu_specs.my-gpu.hbm_bytes"),
 ])
 def test_a_bad_parameter_stops_the_chapter_in_its_setup_cell(tmp_path, name, value, message):

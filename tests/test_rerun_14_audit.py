@@ -7,18 +7,15 @@ import pytest
 
 from twopaths import plans, runner, scenario
 from twopaths.calc import fleet
+from rerun_case import MY_GPU, values
 
 NB = Path("notebooks/14-audit.ipynb")
 CORPUS = "Qwen--Qwen3-235B-A22B"
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15,
-                     "fp8_flops": 5e15, "nvlink_bandwidth": 900e9}}
 CASE_B = {"models": ["kimi-k3"], "configs": [CORPUS], "gpu": "my-gpu", "gpu_specs": MY_GPU}
 
 
 def _values(tmp_path, params):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params,
-                        out_dir=tmp_path, use_cache=False)
-    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+    return values(NB, tmp_path, params)
 
 
 @pytest.mark.notebooks
@@ -48,5 +45,4 @@ def test_the_sensitivity_follows_a_corpus_model_on_a_user_gpu(tmp_path):
                                            "gpu_specs.my-gpu.hbm_bytes")])
 def test_a_bad_parameter_fails_in_the_setup_cell_by_name(tmp_path, params, name):
     with pytest.raises(runner.RunError, match=name.replace(".", r"\.")):
-        runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
-                   use_cache=False)
+        values(NB, tmp_path, params)

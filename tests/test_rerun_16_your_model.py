@@ -10,17 +10,14 @@ from twopaths.calc import fleet, kv
 from twopaths.specs.serving import assumptions
 
 from test_scenario import restore_registry  # noqa: F401  (autouse: what a test registers leaves with it)
+from rerun_case import MY_GPU, NO_HBM, values
 
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "16-your-model.ipynb"
 QWEN, HYBRID = "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B"
-MY_GPU = {"my-gpu": {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,
-                     "nvlink_bandwidth": 900e9}}
 
 
 def rerun(tmp_path, **params):
-    result = runner.run(profile="smoke", device="cpu", notebooks=[NB], params=params, out_dir=tmp_path,
-                        use_cache=False)
-    return {k: v["value"] for k, v in result["notebooks"][NB.stem]["values"].items()}
+    return values(NB, tmp_path, params)
 
 
 @pytest.mark.notebooks
@@ -64,7 +61,7 @@ def test_a_hybrid_beside_k3_shows_its_state_as_shipped(tmp_path):
 @pytest.mark.parametrize("params, message", [
     ({"configs": [QWEN, QWEN]}, "models: got"),
     ({"gpu": "h300"}, "gpu: got 'h300'"),
-    ({"gpu": "my-gpu", "gpu_specs": {"my-gpu": {k: v for k, v in MY_GPU["my-gpu"].items() if k != "hbm_bytes"}}},
+    ({"gpu": "my-gpu", "gpu_specs": NO_HBM},
      "gpu_specs.my-gpu.hbm_bytes: got None"),
     ({"context": 0}, "context: got 0"),
 ])

@@ -3,10 +3,9 @@ before any work."""
 
 import pytest
 
+from rerun_case import FIGURES
 from twopaths import scenario, specs
 
-FIGURES = {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,
-           "nvlink_bandwidth": 900e9}
 
 
 @pytest.fixture(autouse=True)
