@@ -41,13 +41,13 @@ def test_a_free_or_negative_gpu_hour_is_refused_by_name(price):
 
 
 def test_a_model_without_a_plan_is_a_reason_not_an_error():
-    assert isinstance(cost.plan_or_reason(K3, "h200", A, W), fleet.Plan)
+    assert isinstance(fleet.plan_or_reason(K3, "h200", A, W), fleet.Plan)
     long = fleet.workload(context=2_000_000, rho=0.25)
-    reason = cost.plan_or_reason(K3, "h100", A, long)
+    reason = fleet.plan_or_reason(K3, "h100", A, long)
     with pytest.raises(fleet.NoValidPlan) as info:
         fleet.plan(K3, "h100", A, long)
-    assert reason == f"no valid plan; smallest fix: {info.value.fix}"
-    assert cost.plan_or_reason("qwen-2.5-72b", "h200", A, W) == fleet.plan("qwen-2.5-72b", "h200", A, W)
+    assert reason == f"no valid plan; smallest change that makes one valid: {info.value.fix}"
+    assert fleet.plan_or_reason("qwen-2.5-72b", "h200", A, W) == fleet.plan("qwen-2.5-72b", "h200", A, W)
 
 
 def test_node_gain_is_the_fleets_gain_or_the_reason():

@@ -26,17 +26,17 @@ def test_a_quantile_outside_half_to_one_is_refused_by_name(q):
     assert e.value.name == "quantile" and "[0.5, 1)" in e.value.allowed
 
 
-def test_plan_or_why_is_the_fleet_plan_where_one_exists():
-    assert offload.plan_or_why("kimi-k3", "h200", A, WORK) == fleet.plan("kimi-k3", "h200", A, WORK)
+def test_plan_or_reason_is_the_fleet_plan_where_one_exists():
+    assert fleet.plan_or_reason("kimi-k3", "h200", A, WORK) == fleet.plan("kimi-k3", "h200", A, WORK)
 
 
 def test_a_dense_model_is_planned_like_any_other():
-    assert offload.plan_or_why("qwen-2.5-72b", "h200", A, WORK) == fleet.plan("qwen-2.5-72b", "h200", A, WORK)
+    assert fleet.plan_or_reason("qwen-2.5-72b", "h200", A, WORK) == fleet.plan("qwen-2.5-72b", "h200", A, WORK)
 
 
 def test_no_valid_plan_names_the_smallest_change():
     work = fleet.Workload(10_000, 50_000_000, 0.25)     # no GPU holds one such request
-    why = offload.plan_or_why("kimi-k3", "h200", A, work)
+    why = fleet.plan_or_reason("kimi-k3", "h200", A, work)
     with pytest.raises(fleet.NoValidPlan) as e:
         fleet.plan("kimi-k3", "h200", A, work)
     assert why.startswith("no valid plan") and e.value.fix in why

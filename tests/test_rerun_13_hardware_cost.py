@@ -26,7 +26,7 @@ def _library(price=PRICE):
     """What calc computes for the corpus model on my-gpu at the chapter's defaults otherwise."""
     model, = scenario.models([], [CORPUS])
     gpu, = scenario.gpus(["my-gpu"], MY_GPU)
-    p = cost.plan_or_reason(model, gpu, plans.serving_assumptions({}),
+    p = fleet.plan_or_reason(model, gpu, plans.serving_assumptions({}),
                             fleet.workload(context=500_000, rho=0.25))
     assert isinstance(p, fleet.Plan), p
     return model, gpu, p, cost.fleet_cost(p, price, specs.gpu(gpu).hbm_bandwidth)

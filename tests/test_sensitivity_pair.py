@@ -14,7 +14,7 @@ NO_FIT = BOOK.but(capacity="nominal", max_attention_tp=1)   # K3's shipped weigh
 def test_a_count_is_the_plans_nodes_or_why_there_is_none_with_the_fix():
     assert S.count("kimi-k3", "h200", BOOK, WORK) == S.Count(fleet.plan("kimi-k3", "h200", BOOK, WORK).nodes)
     c = S.count("kimi-k3", "h200", NO_FIT, WORK)
-    assert c.nodes is None and c.why == "no valid plan; fix: " + fleet.smallest_change("kimi-k3", "h200", NO_FIT, WORK)
+    assert c.nodes is None and c.why == "no valid plan; smallest change that makes one valid: " + fleet.smallest_change("kimi-k3", "h200", NO_FIT, WORK)
     assert c.shown == c.why
 
 
@@ -47,7 +47,7 @@ def test_a_setting_that_leaves_no_plan_ranks_first_and_shows_its_reason():
     assert t.rows[0][:2] == ("the parameters above", "base")
     high = t.rows[2]
     assert high[:2] == ("context", "4,000K tokens (high)")
-    assert high[2].startswith("no valid plan; fix:") and high[4] is None
+    assert high[2].startswith("no valid plan; smallest change that makes one valid:") and high[4] is None
     assert high[3] == fleet.plan("deepseek-v4-pro", "h200", BOOK, fleet.workload(context=4_000_000, rho=0.25)).nodes
     assert str(BOOK.gpus_per_node) in t.note
 

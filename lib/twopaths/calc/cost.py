@@ -8,8 +8,6 @@
 - ``node_ratio(plan_a, plan_b)``: nodes per session served, from two ``calc.fleet`` plans: what a
   memory-bound fleet actually pays.
 - ``usd_per_million_tokens(gpus, usd_per_gpu_hour, tokens_per_s)``.
-- ``plan_or_reason(model, gpu, a, work)``: the ``calc.fleet`` plan to price, or a sentence saying why
-  there is none (the smallest change that makes one valid).
 - ``fleet_cost(plan, usd_per_gpu_hour, bandwidth)``: a plan priced at the bandwidth bound, a
   ``FleetCost`` (USD an hour, per session-hour and per million output tokens).
 - ``node_gain(model, old, new, a, work)``: nodes on ``old`` GPUs over nodes on ``new`` ones, the
@@ -59,15 +57,6 @@ def usd_per_million_tokens(gpus: int, usd_per_gpu_hour: float, tokens_per_s: flo
     return gpus * price / 3600 / rate * 1e6
 
 
-def plan_or_reason(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> fleet.Plan | str:
-    """``fleet.plan``, or the sentence a table shows where there is none, so one model the book
-    cannot plan is a row that says why instead of a traceback."""
-    try:
-        return fleet.plan(model, gpu, a, work)
-    except fleet.NoValidPlan as e:
-        return f"no valid plan; smallest fix: {e.fix}"
-
-
 @dataclass(frozen=True)
 class FleetCost:
     """A plan priced at the bandwidth bound: each decode GPU steps at a full GPU's pace, every
@@ -102,7 +91,7 @@ def fleet_cost(plan: fleet.Plan, usd_per_gpu_hour: float, bandwidth: float | Non
 def node_gain(model: str, old: str, new: str, a: Assumptions, work: fleet.Workload) -> float | str:
     """Nodes on ``old`` GPUs over nodes on ``new`` ones for the same work. Nodes hold
     ``a.gpus_per_node`` GPUs either way, so it is also the multiple of ``old``'s hourly price up
-    to which ``new`` is the cheaper. The reason (``plan_or_reason``) where either has no plan."""
-    plans = [plan_or_reason(model, g, a, work) for g in (old, new)]
+    to which ``new`` is the cheaper. The reason (``fleet.plan_or_reason``) where either has no plan."""
+    plans = [fleet.plan_or_reason(model, g, a, work) for g in (old, new)]
     reasons = [p for p in plans if isinstance(p, str)]
     return reasons[0] if reasons else plans[0].nodes / plans[1].nodes

@@ -164,7 +164,7 @@ def plan_steps(plan, batches, bandwidth: float | None = None) -> np.ndarray:
 
 def shared_steps(plans: Mapping, bandwidths: Mapping) -> tuple[np.ndarray, dict]:
     """One batch grid for several plans (``{key: plan}``; a value that is no plan, such as the
-    reason ``cost.plan_or_reason`` gives, draws nothing) and each plan's steps on it, at
+    reason ``fleet.plan_or_reason`` gives, draws nothing) and each plan's steps on it, at
     ``bandwidths[key]`` (None: the GPU's own): ``(x, {key: steps})``. The grid holds each plan's
     full batch, so every curve ends where its GPU is full."""
     full = [p.decode.requests for p in plans.values() if hasattr(p, "decode")]

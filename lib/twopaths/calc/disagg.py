@@ -102,12 +102,8 @@ def plan_or_reason(model: str, gpu: str, a: Assumptions, work: fleet.Workload | 
     """``fleet.plan``, or why there is none: the model cannot be sized, or no placement is valid
     (with ``NoValidPlan.fix``, the smallest change that makes one valid)."""
     why = unplannable(model)
-    if why is not None:
-        return Unplanned(model, gpu, why)
-    try:
-        return fleet.plan(model, gpu, a, work)
-    except fleet.NoValidPlan as err:
-        return Unplanned(model, gpu, f"no valid plan; smallest change that makes one valid: {err.fix}")
+    p = fleet.plan_or_reason(model, gpu, a, work) if why is None else why
+    return p if isinstance(p, fleet.Plan) else Unplanned(model, gpu, p)
 
 
 def plans_by_ep(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict[int, fleet.Plan]:

@@ -183,6 +183,20 @@ def plan(model: str, gpu: str, a: Assumptions, work: Workload | None = None, *,
     return out
 
 
+def plan_or_reason(model: str, gpu: str, a: Assumptions, work: Workload | None = None) -> Plan | str:
+    """``plan``, or the sentence a table row shows where there is none, so a model the book cannot
+    plan is a row that says why instead of a traceback: the smallest change that makes a plan valid,
+    or the attention whose prefill FLOPs the planner does not count."""
+    try:
+        return plan(model, gpu, a, work)
+    except NoValidPlan as e:
+        return f"no valid plan; smallest change that makes one valid: {e.fix}"
+    except ParameterError as e:
+        if e.name != "model":
+            raise
+        return f"not planned: prefill is sized by attention FLOPs, counted only for {e.allowed}"
+
+
 def fits(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None = None) -> bool:
     return _plan(model, gpu_spec(gpu).id, a, work, placement) is not None
 

@@ -18,8 +18,6 @@ wait in CPU memory or on SSD (HiCache's L2/L3).
 For any model a reader names (chapter 12's scenario tables):
 
 - ``check_quantile(quantile)``: a peak-sizing quantile, in [0.5, 1).
-- ``plan_or_why(model, gpu, a, work)``: the ``calc.fleet`` plan, or the sentence a table row shows
-  where there is none (the smallest fix, or what the planner cannot size).
 - ``peak_rho(concurrency, rho, quantile)``: the share of sessions a peak-sized fleet holds.
 - ``plan_nodes(p)``, ``node_ratio(p, base)``: a plan's nodes, and over another's, None for a reason.
 - ``full_gpu_speed(model, gpu, a, concurrency, context)``: tokens/s one session decodes on a full
@@ -99,27 +97,13 @@ def check_quantile(quantile) -> float:
     return float(quantile)
 
 
-def plan_or_why(model: str, gpu: str, a, work):
-    """``calc.fleet.plan(model, gpu, a, work)``, or why there is none as a table cell says it: the
-    smallest change that makes a plan valid, or what the planner cannot size for this model."""
-    from . import fleet                     # here: fleet imports this module
-    try:
-        return fleet.plan(model, gpu, a, work)
-    except fleet.NoValidPlan as e:
-        return f"no valid plan; smallest change: {e.fix}"
-    except ParameterError as e:
-        if e.name != "model":
-            raise
-        return f"not planned: prefill is sized by attention FLOPs, counted only for {e.allowed}"
-
-
 def peak_rho(concurrency: int, rho: float, quantile: float) -> float:
     """The share of sessions a fleet holds to hold every decoding one ``quantile`` of the time."""
     return peak_resident(concurrency, rho, quantile) / concurrency
 
 
 def plan_nodes(plan) -> int | None:
-    """A ``plan_or_why`` result's nodes; None where it is the reason there is no plan."""
+    """A ``fleet.plan_or_reason`` result's nodes; None where it is the reason there is no plan."""
     return None if isinstance(plan, str) else plan.nodes
 
 
@@ -134,7 +118,7 @@ def full_gpu_speed(model: str, gpu: str, a, concurrency: int, context: int):
     or why there is no plan: one token a step, and a step reads the weights its tokens touch and
     every cache the GPU holds (``calc.decode.plan_step``)."""
     from . import fleet                     # here: fleet imports this module
-    plan = plan_or_why(model, gpu, a, fleet.Workload(concurrency, context, 1.0))
+    plan = fleet.plan_or_reason(model, gpu, a, fleet.Workload(concurrency, context, 1.0))
     return plan if isinstance(plan, str) else 1 / plan_step(plan).step
 
 

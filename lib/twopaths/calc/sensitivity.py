@@ -20,7 +20,7 @@ from dataclasses import dataclass, fields, replace
 from ..errors import ParameterError
 from ..report import Column, Table, table as make_table
 from ..specs.serving import Assumptions
-from .fleet import NoValidPlan, Workload, plan
+from .fleet import Workload, plan_or_reason
 
 WORK_FIELDS = tuple(f.name for f in fields(Workload))
 
@@ -60,10 +60,8 @@ class Count:
 
 def count(model: str, gpu: str, a: Assumptions, work: Workload) -> Count:
     """The node count of ``model``'s plan; where none exists, why, with the smallest fix."""
-    try:
-        return Count(plan(model, gpu, a, work).nodes)
-    except NoValidPlan as e:
-        return Count(None, f"no valid plan; fix: {e.fix}")
+    p = plan_or_reason(model, gpu, a, work)
+    return Count(None, p) if isinstance(p, str) else Count(p.nodes)
 
 
 def ratio(first: Count, second: Count) -> float | None:
