@@ -206,7 +206,7 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     one node of TP groups, each holding its share of every weight (``weights_per_gpu``) and serving
     requests of its own, so a bigger unit would only repeat the node."""
     n = a.gpus_per_node
-    dense = _dense(model)
+    dense = not is_moe(model)
     if dense:
         eps = [n]
     else:
@@ -226,15 +226,16 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     return tuple(out)
 
 
-def _dense(model: str) -> bool:
-    return not param_counts(model).by_group().get("routed_experts")
+def is_moe(model: str) -> bool:
+    """Whether ``model`` has routed experts to spread over an EP group (else: a dense model)."""
+    return bool(param_counts(model).by_group().get("routed_experts"))
 
 
 def no_unit_reason(model: str, a: Assumptions) -> str | None:
     """Why ``model`` has no decode unit of whole nodes to size under ``a``, as a table row says it;
     None when it has one. A dense model has no routed experts to spread; a MoE model's expert slots
     may split evenly over no whole-node EP size up to ``a.max_ep`` GPUs."""
-    if _dense(model):
+    if not is_moe(model):
         return "a dense model: no routed experts, so expert parallelism does not apply"
     if placements(model, a):
         return None
@@ -277,7 +278,7 @@ def non_expert_bytes(model: str, attention_tp: int, a: Assumptions) -> float | N
     """Every weight but the routed experts on one GPU of an attention group of ``attention_tp``
     GPUs, whatever the EP size; None for a dense model or where the heads do not split
     ``attention_tp`` ways."""
-    if _dense(model):
+    if not is_moe(model):
         return None
     try:
         _check_tp(model, attention_tp, a)

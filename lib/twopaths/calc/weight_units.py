@@ -23,16 +23,11 @@ from ..report import Column, Table, table
 from ..specs.serving import Assumptions, weight_scenarios
 from . import fleet, placement
 from .ep import routed_experts
-from .params import param_counts
-from .placement import GPUMemory, Placement
+from .placement import GPUMemory, Placement, is_moe
 from .weights import shipped_formats, weight_bytes
 
 GB = 1e9
 BF16_NOTE = "A config without a quantization_config is priced in BF16, as it would load."
-
-
-def is_moe(model: str) -> bool:
-    return "routed_experts" in param_counts(model).by_group()
 
 
 def check_ep_sizes(ep_sizes) -> list[int]:
