@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from twopaths.browser import ALLOWED_SCHEMES, NETWORK_URL, WAIT_JS, find_chromium, launch
+from twopaths.machinery.browser import ALLOWED_SCHEMES, NETWORK_URL, WAIT_JS, find_chromium, launch
 
 # Sphinx's own non-content pages, and its asset folders. (The general index is in the navigation:
 # it is checked like any page.)

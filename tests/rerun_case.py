@@ -3,7 +3,7 @@ the smoke profile with a reader's parameters, read back as the values its result
 
 from pathlib import Path
 
-from twopaths import runner
+from twopaths.machinery import runner
 
 # A made-up accelerator: HBM bytes, bytes/s, dense BF16 and FP8 FLOP/s, link bytes/s a direction.
 FIGURES = {"hbm_bytes": 192e9, "hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15,

@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from twopaths.claims import report
+from twopaths.views import audit_report as report
 from twopaths.claims.audit import audit
 from twopaths.claims.checks.architecture import indexer_format, kv_share_with
 from twopaths.errors import ParameterError

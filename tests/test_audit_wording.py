@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from twopaths.claims import report as shown
+from twopaths.views import audit_report as shown
 from twopaths.claims.audit import audit
 
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 import twopaths
-from twopaths import cache, runner
+from twopaths.machinery import cache, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = Path(twopaths.__file__).resolve().parent.parent

@@ -3,7 +3,7 @@ import json
 import pytest
 import torch
 
-from twopaths import chapter
+from twopaths.machinery import chapter
 
 
 def test_setup_checks_profile_and_device(raises_param):

@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from twopaths import plans
+from twopaths.views import plans
 from twopaths.calc import cost, decode, fleet, prefill
 from twopaths.errors import ParameterError
 

@@ -163,7 +163,7 @@ def test_b300_specs_used():
 def test_sliders_only_under_a_live_front_end(monkeypatch):
     from types import SimpleNamespace
 
-    from twopaths import sliders
+    from twopaths.machinery import sliders
 
     assert not sliders.live()                      # no kernel here, as in a papermill batch run
     shown = []

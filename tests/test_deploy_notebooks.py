@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import runner
+from twopaths.machinery import runner
 
 NB = Path(__file__).resolve().parents[1] / "notebooks"
 

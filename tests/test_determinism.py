@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import runner
+from twopaths.machinery import runner
 
 ROOT = Path(__file__).resolve().parents[1]
 LAST_RUN = ROOT / "_build" / "results" / "smoke.json"

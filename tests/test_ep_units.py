@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from twopaths import plans, specs
+from twopaths.views import plans
+from twopaths import specs
 from twopaths.calc import ep, placement
 from twopaths.calc.placement import Placement
 from twopaths.errors import ParameterError

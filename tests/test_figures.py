@@ -6,7 +6,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from twopaths import chapter, figures  # noqa: E402
+from twopaths.machinery import chapter, figures  # noqa: E402
 from twopaths.errors import ParameterError  # noqa: E402
 
 

@@ -10,7 +10,8 @@ import pytest
 import torch
 
 from twopaths import specs
-from twopaths.calc import kv, params, weights
+from twopaths.calc import kv, weights
+from twopaths.specs import params
 from twopaths.errors import ParameterError
 from twopaths.specs.from_config import FAMILIES
 

@@ -6,7 +6,8 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
-from twopaths import scenario, specs
+from twopaths.views import scenario
+from twopaths import specs
 from twopaths.calc import kv
 from twopaths.layers import kv_cache
 

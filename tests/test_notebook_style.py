@@ -9,7 +9,7 @@ The conventions these rules hold a chapter to:
   no cell ends in a bare expression such as ``run`` or ``x, y``;
 - a cell that shows a figure shows one, and carries
   ``{"mystnb": {"figure": {"caption": ..., "name": "fig-<nn>-<what>"}, "image": {"alt": ...}}}``
-  in its metadata; figures use ``twopaths.figures`` (``figures.size(...)``, ``figures.log_axis``)
+  in its metadata; figures use ``twopaths.machinery.figures`` (``figures.size(...)``, ``figures.log_axis``)
   and stay within ``figures.MAX_PX`` once executed;
 - a cell that only glues or asserts is tagged ``remove-input``; slider cells ``remove-cell``;
 - papermill's injected-parameters cell is tagged ``remove-cell`` by the runner.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import figures, runner
+from twopaths.machinery import figures, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))

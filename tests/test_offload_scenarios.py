@@ -5,7 +5,7 @@ import math
 
 import pytest
 
-from twopaths import plans
+from twopaths.views import plans
 from twopaths.calc import decode, fleet, offload
 from twopaths.calc.placement import request_share
 from twopaths.errors import ParameterError

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plans
+from twopaths.views import plans
 
 RESULTS = Path(__file__).resolve().parents[1] / "results"
 # Pages that state the K3 : V4-Pro fleet conclusion glue the whole headline grid.

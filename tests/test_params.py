@@ -10,7 +10,8 @@ import torch
 from hypothesis import given, strategies as st
 
 from twopaths import specs
-from twopaths.calc import params, weights
+from twopaths.specs import params
+from twopaths.calc import weights
 from twopaths.claims import rounds_to
 
 # Published (total, activated) as the model cards print them. Tolerance: the count rounds to each at

@@ -14,7 +14,8 @@ import logging
 import pytest
 
 from twopaths import specs
-from twopaths.calc import fleet, kv, params, weights
+from twopaths.calc import fleet, kv, weights
+from twopaths.specs import params
 from twopaths.calc.placement import Placement, request_share
 from twopaths.specs.serving import assumptions
 

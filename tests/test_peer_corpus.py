@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from twopaths import specs
-from twopaths.calc import kv, params, weights
+from twopaths.calc import kv, weights
+from twopaths.specs import params
 from twopaths.errors import ParameterError
 
 aic_builders = pytest.importorskip("aiconfigurator_core.sdk.config_builders")

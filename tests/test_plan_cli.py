@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from twopaths import plan as cli
-from twopaths import scenario, specs
+from twopaths.views import scenario
+from twopaths import specs
 from twopaths.calc import fleet, kv
 from twopaths.calc.placement import memory, placements
 from twopaths.calc.request import model_weight_bytes
@@ -153,7 +154,7 @@ def test_flags_reach_the_assumptions(capsys):
 
 
 def test_defaults_are_the_articles_workload(capsys):
-    from twopaths.plans import scenario_rho
+    from twopaths.views.plans import scenario_rho
     from twopaths.specs.deployment import standard_scenario, workload
     r = as_json(capsys, "kimi-k3")
     w = workload()

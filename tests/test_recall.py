@@ -9,7 +9,7 @@ import pytest
 import torch
 from torch import nn
 
-from twopaths import chapter
+from twopaths.machinery import chapter
 from twopaths.experiments import recall
 from twopaths.layers.kda import KDA
 

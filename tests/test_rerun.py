@@ -6,7 +6,7 @@ import json
 import nbformat
 import pytest
 
-from twopaths import rerun, runner
+from twopaths.machinery import rerun, runner
 
 PNG = base64.b64encode(bytes.fromhex(
     "89504e470d0a1a0a0000000d4948445200000001000000010806000000"

@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plans, runner, scenario
+from twopaths.views import plans, scenario
+from twopaths.machinery import runner
 from twopaths.calc import ep, placement
 from twopaths.calc.placement import Placement
 from rerun_case import MY_GPU, NO_HBM, values

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import runner, scenario
+from twopaths.machinery import runner
+from twopaths.views import scenario
 from twopaths.calc import placement, weights
 from twopaths.specs.serving import assumptions
 from rerun_case import MY_GPU, NO_HBM, values

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plans, runner, scenario
+from twopaths.views import plans, scenario
+from twopaths.machinery import runner
 from twopaths.calc import bare, fleet
 from twopaths.specs.deployment import workload
 from rerun_case import MY_GPU, NO_HBM, values

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from test_scenario import restore_registry  # noqa: F401  (the registry is restored)
-from twopaths import plans, runner, scenario
+from twopaths.views import plans, scenario
+from twopaths.machinery import runner
 from twopaths.calc import decode, fleet
 from twopaths.specs import deployment as dep
 from rerun_case import FIGURES, NO_HBM, values

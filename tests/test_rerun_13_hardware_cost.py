@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plans, runner, scenario, specs
+from twopaths.views import plans, scenario
+from twopaths.machinery import runner
+from twopaths import specs
 from twopaths.calc import cost, fleet, prefill
 from rerun_case import MY_GPU, NO_HBM, values
 

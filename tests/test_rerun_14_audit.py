@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plans, runner, scenario
+from twopaths.views import plans, scenario
+from twopaths.machinery import runner
 from twopaths.calc import fleet
 from rerun_case import MY_GPU, values
 

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plan, runner, scenario, specs
+from twopaths import plan, specs
+from twopaths.machinery import runner
+from twopaths.views import scenario
 from twopaths.calc import fleet, kv
 from twopaths.specs.serving import assumptions
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import drift, runner
+from twopaths.machinery import drift, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 KV_WALL = ROOT / "notebooks" / "01-kv-wall.ipynb"
@@ -148,7 +148,7 @@ def test_status_page_shows_kernels_drift_and_the_cache(tmp_path):
 def test_relative_json_paths_are_made_absolute_from_where_the_command_ran(tmp_path):
     """A re-run executes in its own folder, so ``-p configs '["my/config.json"]'`` typed in a shell
     must reach the chapter as the file beside the shell, not one beside the re-run."""
-    from twopaths.runner import absolute_paths
+    from twopaths.machinery.runner import absolute_paths
     got = absolute_paths({"configs": ["my/config.json", "Qwen--Qwen3-235B-A22B", "/abs/c.json"],
                           "gpu_specs": "gpus.json", "context": 5}, tmp_path)
     assert got["configs"] == [str(tmp_path / "my" / "config.json"), "Qwen--Qwen3-235B-A22B", "/abs/c.json"]

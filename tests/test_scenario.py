@@ -4,7 +4,8 @@ before any work."""
 import pytest
 
 from rerun_case import FIGURES
-from twopaths import scenario, specs
+from twopaths.views import scenario
+from twopaths import specs
 
 
 

@@ -7,7 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from twopaths.calc import attention_flops, decode, ep, fleet, params, prefill, sweep, weights
+from twopaths.calc import attention_flops, decode, ep, fleet, prefill, sweep, weights
+from twopaths.specs import params
 from twopaths.calc.placement import Placement, memory, read_share, request_share
 from twopaths.calc.rounding import cover, fit, to_figures, to_step
 from twopaths.specs import gpu as gpu_spec, model as model_spec

@@ -7,9 +7,9 @@ import math
 
 import pytest
 
-from twopaths import chapter
-from twopaths.report import Column, table
-from twopaths.variation import EXACT, rounding
+from twopaths.machinery import chapter
+from twopaths.machinery.report import Column, table
+from twopaths.machinery.variation import EXACT, rounding
 
 
 @pytest.fixture

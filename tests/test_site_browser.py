@@ -285,7 +285,7 @@ def test_expected_glue_from_sources(tmp_path):
 
 @pytest.mark.site
 def test_pdf_holds_typeset_math_tables_and_images(tmp_path):
-    from twopaths.browser import print_pdf
+    from twopaths.machinery.browser import print_pdf
 
     table = "<table><tr><th>a</th></tr><tr><td>1</td></tr></table>"
     page = math_page(tmp_path / "book.html", table + figure("One pixel", "Figure 1.1: a pixel."))
@@ -298,7 +298,7 @@ def test_pdf_holds_typeset_math_tables_and_images(tmp_path):
 
 @pytest.mark.site
 def test_pdf_with_a_missing_image_or_untypeset_math_is_refused(tmp_path):
-    from twopaths.browser import print_pdf
+    from twopaths.machinery.browser import print_pdf
 
     require_chromium()
     page = tmp_path / "book.html"

@@ -214,7 +214,8 @@ def test_bad_input(raises_param):
 
 def test_draft_costs_from_the_config():
     from twopaths import specs
-    from twopaths.calc import params, weights
+    from twopaths.specs import params
+    from twopaths.calc import weights
 
     d = drafting.draft_costs("deepseek-v3", 4096, "fp8")
     c = specs.model("deepseek-v3").raw["config"]

@@ -12,7 +12,7 @@ from pybtex.database import Entry
 from sphinx import addnodes
 from sphinx.builders.html._assets import _JavaScript
 
-from twopaths import sphinx_ext
+from twopaths.machinery import sphinx_ext
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -47,7 +47,7 @@ def test_the_index_ends_the_part_named():
 
 def test_the_configured_part_exists():
     config = yaml.safe_load((ROOT / "_config.yml").read_text())["sphinx"]
-    assert "twopaths.sphinx_ext" in config["extra_extensions"]
+    assert "twopaths.machinery.sphinx_ext" in config["extra_extensions"]
     captions = [part["caption"] for part in yaml.safe_load((ROOT / "_toc.yml").read_text())["parts"]]
     assert config["config"]["twopaths_index_in"] in captions
 

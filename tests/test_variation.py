@@ -4,7 +4,7 @@ import math
 
 import pytest
 
-from twopaths import variation as V
+from twopaths.machinery import variation as V
 
 
 def test_exact_values_must_not_move():

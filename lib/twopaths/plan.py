@@ -176,7 +176,7 @@ def serving(args, model: str | None = None) -> Assumptions:
 def default_rho() -> float:
     """The duty cycle of the article's standard scenario (``plans.scenario_rho``; imported late:
     it brings the chapter helpers, which a run given ``--rho`` does not need)."""
-    from .plans import scenario_rho
+    from .views.plans import scenario_rho
     from .specs.deployment import standard_scenario
     return scenario_rho(standard_scenario())
 

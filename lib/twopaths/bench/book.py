@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from ..runner import ROOT, RunError, parse_jobs
+from ..machinery.runner import ROOT, RunError, parse_jobs
 
 
 def _copy_tracked(dest: Path) -> None:
@@ -37,7 +37,7 @@ def _build(copy: Path, profile: str, jobs: int) -> float:
     env.pop("TWOPATHS_BUILD", None)
     start = time.perf_counter()
     for step in (["run", "--profile", profile, "--jobs", str(jobs)], ["site"]):
-        done = subprocess.run([sys.executable, "-m", "twopaths.runner", *step], cwd=copy, env=env,
+        done = subprocess.run([sys.executable, "-m", "twopaths.machinery.runner", *step], cwd=copy, env=env,
                               capture_output=True, text=True)
         if done.returncode:
             raise RunError(f"{' '.join(step)} failed in {copy}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")

@@ -48,7 +48,7 @@ heads before the kernel, so every product runs per value head.
 
 The projections (queries, keys, values, gates, compressors, indexer queries, Gated DeltaNet's short
 convolution, output) are weights: with the MoE and everything else they cost 2 FLOPs per activated
-parameter, whatever T (``twopaths.calc.params``), so they are not counted here.
+parameter, whatever T (``twopaths.specs.params``), so they are not counted here.
 Bytes read per token are the cache entries the layer touches, in the layout ``twopaths.calc.kv``
 sizes: indexer keys for every scored entry, full entries for every attended one.
 """
@@ -61,7 +61,7 @@ from ..errors import ParameterError
 from ..specs import ModelSpec
 from ..specs.from_config import Reader, _kv
 from . import kv
-from .params import param_counts
+from ..specs.params import param_counts
 
 GDN_CHUNK = 64      # chunk_size of fla's chunk_gated_delta_rule (its default, and the only size its fused path takes)
 

@@ -17,7 +17,7 @@ from ..errors import ParameterError, check_int
 from ..specs import GPUSpec, model
 from .attention_flops import attention_flops, bytes_read_per_token, weight_flops
 from .decode import experts_touched, step_time, top_k as experts_per_token
-from .params import param_counts
+from ..specs.params import param_counts
 from .request import activated_weight_bytes
 from .weights import moe_shape, weight_bytes
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from ..errors import check_choice, check_int, check_real
 from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.deployment import deployment, hardware
-from .params import param_counts
+from ..specs.params import param_counts
 from .rounding import to_step
 from .weights import experts_per_gpu, kv_space_per_gpu, moe_shape
 

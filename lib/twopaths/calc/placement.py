@@ -43,7 +43,7 @@ from ..specs.serving import Assumptions
 from . import kv
 from .attention_flops import attention_layers, layer_bytes_read
 from .ep import article_expert_bytes, routed_experts
-from .params import param_counts
+from ..specs.params import param_counts
 from .request import request_bytes
 from .weights import experts_per_gpu, weights_per_gpu
 

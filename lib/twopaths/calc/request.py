@@ -22,7 +22,7 @@ from ..errors import check_choice
 from ..specs import model as model_spec
 from ..specs.deployment import deployment
 from . import kv
-from .params import param_counts
+from ..specs.params import param_counts
 from .rounding import to_figures
 from .weights import weight_bytes
 

@@ -18,7 +18,7 @@ import math
 from dataclasses import dataclass, fields, replace
 
 from ..errors import ParameterError
-from ..report import Column, Table, table as make_table
+from ..machinery.report import Column, Table, table as make_table
 from ..specs.serving import Assumptions
 from .fleet import Workload, plan_or_reason
 

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .. import scenario
+from ..views import scenario
 from ..errors import ParameterError, check_int
-from ..report import Column, Table, table
+from ..machinery.report import Column, Table, table
 from ..specs.serving import Assumptions, weight_scenarios
 from . import fleet, placement
 from .ep import routed_experts

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError, check_choice, check_int, check_real
 from ..specs import GPUSpec, ModelSpec, gpu as gpu_spec, model
-from .params import GROUPS, ParamCounts, param_counts, tp_replicated
+from ..specs.params import GROUPS, ParamCounts, param_counts, tp_replicated
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ from tqdm.auto import tqdm
 
 from ..errors import ParameterError, check_choice, check_int, check_real
 from ..layers.mla import MLA, GatedMLA
-from ..variation import Spread
+from ..machinery.variation import Spread
 from . import one_cpu_thread
 
 IGNORE = -100   # target id where no prediction is scored

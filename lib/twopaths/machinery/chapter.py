@@ -2,7 +2,7 @@
 
 A chapter's ``parameters`` cell sets ``profile`` and ``device``; its next cell calls ``setup``.
 ``glue`` stores a number for the prose (myst-nb's ``{glue:text}`` role) and, in the same output's
-metadata, its unit and how it may vary (``twopaths.variation``), which the runner collects into
+metadata, its unit and how it may vary (``twopaths.machinery.variation``), which the runner collects into
 results JSON and the drift check honours.
 """
 
@@ -18,7 +18,7 @@ import torch
 
 from . import figures
 from .report import Table
-from .errors import ParameterError, check_choice
+from ..errors import ParameterError, check_choice
 from .variation import EXACT, Spread, Variation, bound, bound_text
 
 PROFILES = ("default", "smoke", "gpu")
@@ -71,7 +71,7 @@ def _plain(value):
 def glue(name: str, value, unit: str, *, vary: Variation = EXACT) -> None:
     """Glue ``value`` (in ``unit``) under ``name`` for the prose and the results file.
 
-    ``vary`` says how the value may change on another machine (``twopaths.variation``): exact by
+    ``vary`` says how the value may change on another machine (``twopaths.machinery.variation``): exact by
     default; ``FLOAT32`` or ``rounding(...)`` for float32 tensor results; ``MACHINE`` for timings,
     which the drift check skips. Experiment outcomes go through ``glue_spread``, rounding errors
     through ``glue_bound``.
@@ -81,7 +81,7 @@ def glue(name: str, value, unit: str, *, vary: Variation = EXACT) -> None:
     from myst_nb.ext.glue import GLUE_PREFIX
 
     if not isinstance(vary, Variation):
-        raise ParameterError("vary", vary, "a twopaths.variation.Variation (EXACT, FLOAT32, MACHINE, ...)")
+        raise ParameterError("vary", vary, "a twopaths.machinery.variation.Variation (EXACT, FLOAT32, MACHINE, ...)")
     value = _plain(value)
     bundle, metadata = format_display_data(value)
     # The same shape myst_nb.glue(name, value, display=False) writes, with our unit beside it.
@@ -111,7 +111,7 @@ def show(name: str, table: Table, *, vary: Variation = EXACT):
     re-run's results file holds each number the table shows for that scenario. The cell's last
     line: ``chapter.show("bare", t)``."""
     if not isinstance(table, Table):
-        raise ParameterError("table", type(table).__name__, "a twopaths.report.Table")
+        raise ParameterError("table", type(table).__name__, "a twopaths.machinery.report.Table")
     glue(f"{name}.title", table.title, "text")
     for row, header, value, unit in table.cells():
         glue(f"{name}[{row}].{header}", value, unit, vary=vary if unit != "text" else EXACT)

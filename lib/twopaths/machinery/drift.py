@@ -1,6 +1,6 @@
 """The drift check: a run's glued values against the committed ``results/<profile>.json``.
 
-Each reference value carries its variation (``twopaths.variation``); a value has drifted only
+Each reference value carries its variation (``twopaths.machinery.variation``); a value has drifted only
 when it leaves that tolerance. The report counts, per chapter, what matches and lists what moved
 and by how much, for the terminal and for the status page.
 """

@@ -18,7 +18,7 @@ import matplotlib
 from cycler import cycler
 from matplotlib import ticker
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 WIDTH = 6.7   # inches: the content column (672 px in a 1280-px window) at DPI
 HEIGHT = 3.6

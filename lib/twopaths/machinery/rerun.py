@@ -1,6 +1,6 @@
 """A re-run of one chapter with a reader's own parameters, kept apart from every other re-run.
 
-    python -m twopaths.runner chapter notebooks/11-prefill-decode.ipynb -p gpus '["b300"]'
+    python -m twopaths.machinery.runner chapter notebooks/11-prefill-decode.ipynb -p gpus '["b300"]'
 
 Each re-run gets its own folder, ``_build/chapters/<chapter>/<hash>/``, named by a hash of the chapter
 and its parameters, holding:

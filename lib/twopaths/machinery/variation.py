@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass
 
-from .errors import ParameterError
+from ..errors import ParameterError
 
 KINDS = ("exact", "rounding", "spread", "machine", "bound")
 EXACT_RTOL = 1e-12   # float64 sums in another order differ near 1e-16 relative; this leaves room

@@ -398,7 +398,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
                      attention=groups, params_total=0.0, params_active=0.0,
                      source=source or f"config.json ({family.name} family)", raw=raw)
     if params is None:
-        from ..calc.params import param_counts      # calc builds on specs: import when first needed
+        from .params import param_counts      # params builds on the spec made here: import when needed
         try:
             counts = param_counts(spec)
         except KeyError as e:                       # a key only the parameter counter reads

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import ParameterError
-from ..specs import ModelSpec, model
+from . import ModelSpec, model
 
 # Which storage-format group each component belongs to (weights.py assigns a format per group).
 GROUPS = ("embedding", "head", "attention", "router", "routed_experts", "shared_experts", "dense_ffn",

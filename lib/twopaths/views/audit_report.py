@@ -8,8 +8,8 @@ from collections import defaultdict
 
 from IPython.display import Markdown
 
-from ..report import markdown_table
-from .audit import Row
+from ..machinery.report import markdown_table
+from ..claims.audit import Row
 
 
 SIZES = ("B", "kB", "MB", "GB", "TB")          # memory figures: below zero, it does not fit
@@ -135,7 +135,7 @@ def by_section(rows: list[Row]) -> dict[str, list[Row]]:
 
 def by_topic(rows: list[Row]) -> dict[str, list[Row]]:
     """Rows grouped by claims topic (``kv_cache``, ``serving``, ...), in the topics' order."""
-    from . import claims, topics
+    from ..claims import claims, topics
     topic_of = {cid: t for t in topics() for cid in claims(t)}
     out = defaultdict(list)
     for r in rows:

@@ -8,13 +8,13 @@ that says why, never a missing row.
 
 from __future__ import annotations
 
-from .calc import fleet
-from .calc.bare import bare
-from .calc.disagg import Unplanned, handoff
+from ..calc import fleet
+from ..calc.bare import bare
+from ..calc.disagg import Unplanned, handoff
 from .plans import PLAN_COLUMNS, plan_row
-from .report import Column, Table, table
+from ..machinery.report import Column, Table, table
 from .scenario import model_name
-from .specs.serving import weight_scenarios
+from ..specs.serving import weight_scenarios
 
 GB, TB, MB = 1e9, 1e12, 1e6
 NODES = Column("nodes", "nodes", "{:,}")

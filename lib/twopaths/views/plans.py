@@ -23,14 +23,14 @@ from dataclasses import fields
 
 from IPython.display import Markdown
 
-from .calc import fleet
-from .calc.offload import decode_seconds, duty_cycle
-from .chapter import glue
-from .errors import ParameterError, check_choice
-from .report import Column, Table, markdown_table, table
-from .specs import model as model_spec
-from .specs.deployment import scenarios, workload
-from .specs.serving import Assumptions, assumptions, source, weight_scenarios
+from ..calc import fleet
+from ..calc.offload import decode_seconds, duty_cycle
+from ..machinery.chapter import glue
+from ..errors import ParameterError, check_choice
+from ..machinery.report import Column, Table, markdown_table, table
+from ..specs import model as model_spec
+from ..specs.deployment import scenarios, workload
+from ..specs.serving import Assumptions, assumptions, source, weight_scenarios
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
 HEADLINE_GPUS = ("h200", "b300")
@@ -198,7 +198,7 @@ EP_GPU = "h200"
 
 def article_unit(model: str) -> "fleet.Placement":
     """The article's minimum viable decode unit with attention DP: EP=32 for K3, EP=16 for V4-Pro."""
-    from .specs.deployment import deployment
+    from ..specs.deployment import deployment
     return fleet.Placement(deployment(model).ep)
 
 
@@ -224,7 +224,7 @@ def glue_ep_sizing(a: Assumptions, context: int) -> None:
     (``k3_ep32_dp_weights_GB``, ``_other_GB``, ``_request_GB``, ``_requests``,
     ``_requests_per_unit``); and each smallest unit as text (``smallest_unit_k3``: "EP224,
     attention DP", or "none") with its EP size (``smallest_unit_k3_ep``: GPUs, or "none")."""
-    from .calc.placement import memory
+    from ..calc.placement import memory
     for m in (K3, V4):
         p = article_unit(m)
         g, name = memory(m, EP_GPU, p, context, a), f"{TAG[m]}_ep{p.ep}_dp"
@@ -243,8 +243,8 @@ def weight_scenario_table(a: Assumptions, context: int, title: str = "") -> Tabl
     """The three weight scenarios side by side on the H200, everything else as in ``a``: each
     model's weights, one GPU at the article's EP size with attention DP, and the smallest valid
     units. The last scenario is the article's simplification."""
-    from .calc.placement import memory
-    from .calc.weights import weight_bytes
+    from ..calc.placement import memory
+    from ..calc.weights import weight_bytes
     rows = []
     for s, spec in weight_scenarios().items():
         b = a.but(weights=s)

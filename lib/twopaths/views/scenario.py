@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from . import specs
-from .errors import ParameterError
-from .plan import add_gpu_file, resolve_model
+from .. import specs
+from ..errors import ParameterError
+from ..plan import add_gpu_file, resolve_model
 
 
 def _once(name: str, ids: list[str], given) -> list[str]:

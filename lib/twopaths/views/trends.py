@@ -12,12 +12,12 @@ from functools import cache
 
 from IPython.display import Markdown
 
-from . import specs
-from .calc import params
-from .claims.checks import trends as note_checks
-from .layers import routers
-from .report import markdown_table
-from .specs import trends
+from .. import specs
+from ..specs import params
+from ..claims.checks import trends as note_checks
+from ..layers import routers
+from ..machinery.report import markdown_table
+from ..specs import trends
 
 SCHEDULE = {0: "sliding-window", 4: "CSA", 128: "HCA"}   # V4's compress ratio -> layer kind
 NOTE = " (note)"

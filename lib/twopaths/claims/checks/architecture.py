@@ -20,7 +20,7 @@ from functools import cache
 import numpy as np
 
 from ...calc import attention_flops, kv
-from ...calc.params import param_counts
+from ...specs.params import param_counts
 from ...layers import routers
 from ...specs import model
 from ...specs.alternatives import alternative

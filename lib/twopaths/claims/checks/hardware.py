@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...calc import cost, kv
 from ...calc.disagg import link_bandwidth
-from ...calc.params import param_counts
+from ...specs.params import param_counts
 from ...calc.request import activated_weight_bytes, model_weight_bytes
 from ...calc.weights import WEIGHT_FORMATS
 from ...specs import gpu

@@ -15,7 +15,7 @@ from __future__ import annotations
 from functools import cache
 
 from ...calc import bare, ep, fleet, placement
-from ...calc.params import param_counts
+from ...specs.params import param_counts
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
 from ...calc.weights import weight_bytes
