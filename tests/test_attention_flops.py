@@ -219,8 +219,8 @@ def test_the_corpus_families_count_by_hand():
     GLM-5 (DSA: MLA un-absorbed in prefill, 256 + 256, over its top 2,048, 32 indexer heads of 128)
     and Kimi K2 (MLA as V3, 64 heads)."""
     pytest.importorskip("aiconfigurator_core")
-    from twopaths import plan as cli
-    ids = {n: specs.add_model(cli.corpus_path(n)) for n in (
+    from twopaths.specs.lookup import corpus_path
+    ids = {n: specs.add_model(corpus_path(n)) for n in (
         "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B", "XiaomiMiMo--MiMo-V2-Flash", "zai-org--GLM-5",
         "moonshotai--Kimi-K2-Instruct")}
     T = 500_000

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from twopaths import plan as cli
-from twopaths.views import scenario
+from twopaths.specs import lookup
+from twopaths.views import plan_report, scenario
 from twopaths import specs
 from twopaths.calc import fleet, kv
 from twopaths.calc.placement import memory, placements
@@ -65,7 +66,7 @@ def test_json_is_the_library_plan(capsys, model):
     assert r["request_bytes"] == kv.request_kv_bytes(spec, 500_000, "bf16", "bf16")
     assert r["weight_bytes_total"] == model_weight_bytes(model, "public", a.formats())
     best = fleet.plan(model, "h200", a, work)
-    assert r["best"] == cli.plan_dict(best)
+    assert r["best"] == plan_report.plan_dict(best)
     b = r["best"]
     assert (b["placement"], b["nodes"], b["decode_nodes"], b["prefill_nodes"]) == (
         best.placement.name, best.nodes, best.d_nodes, best.p_nodes)
@@ -76,7 +77,7 @@ def test_json_is_the_library_plan(capsys, model):
     assert {p["placement"] for p in r["plans"]} == {p.name for p in valid}
     for row in r["plans"]:
         p = fleet.plan(model, "h200", a, work, placement=fleet.Placement(row["ep"], row["attention_tp"]))
-        assert row == cli.plan_dict(p)
+        assert row == plan_report.plan_dict(p)
     assert [p["nodes"] for p in r["plans"]] == sorted(p["nodes"] for p in r["plans"])
     assert r["plans"][0]["nodes"] == b["nodes"]
 
@@ -149,7 +150,7 @@ def test_flags_reach_the_assumptions(capsys):
     a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4)
     assert r["assumptions"] == a.as_dict()
     assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000}
-    assert r["best"] == cli.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
+    assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
     assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
 
 
@@ -213,7 +214,7 @@ def test_bad_model_names_model(capsys, model, allowed):
 
 def test_a_dense_model_gets_its_cache_and_a_plan_of_tp_groups(capsys):
     a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
-    r = cli.report("qwen-2.5-72b", "h200", a, work)
+    r = plan_report.report("qwen-2.5-72b", "h200", a, work)
     assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token("qwen-2.5-72b", "bf16", "bf16") == 80 * 8 * 128 * 2 * 2
     assert r["placements_tried"] == 4 and r["best"]["nodes"] == fleet.plan("qwen-2.5-72b", "h200", a, work).nodes
     status, out, _ = run(capsys, "qwen-2.5-72b")
@@ -249,7 +250,7 @@ def test_corpus_configs_get_the_librarys_plan(capsys, name, family):
     a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
     assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token(specs.model(model), "bf16", "bf16")
     if r["unsized"] is None:
-        assert status == 0 and r["best"] == cli.plan_dict(fleet.plan(model, "h200", a, work))
+        assert status == 0 and r["best"] == plan_report.plan_dict(fleet.plan(model, "h200", a, work))
     else:                      # the prefill FLOP counter does not read this family's attention
         assert status == 1 and r["plans"] == [] and "calc.attention_flops" in r["unsized"]
         assert r["placements"] and "no fleet plan" in run(capsys, corpus(name))[1]
@@ -259,7 +260,7 @@ def test_a_corpus_name_is_its_file(capsys):
     by_name = run(capsys, "Qwen--Qwen3.5-397B-A17B", "--context", "100K", "--format", "json")
     by_path = run(capsys, corpus("Qwen--Qwen3.5-397B-A17B"), "--context", "100K", "--format", "json")
     assert by_name == by_path and json.loads(by_name[1])["model"] == "Qwen--Qwen3.5-397B-A17B"
-    assert cli.corpus_path("No--Such-Model") is None
+    assert lookup.corpus_path("No--Such-Model") is None
 
 
 def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
@@ -272,7 +273,7 @@ def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
     shown = {(m["ep"], m["attention_tp"]): m for m in r["placements"]}
     for p in placements(r["model"], a):
         m = memory(r["model"], "h200", p, 500_000, a)
-        assert (m.valid and shown[p.ep, p.attention_tp] == cli.memory_dict(m)) or (
+        assert (m.valid and shown[p.ep, p.attention_tp] == plan_report.memory_dict(m)) or (
             not m.valid and (p.ep, p.attention_tp) not in shown)
     # 4 K/V heads: TP2 and TP4 split them, TP8 holds each head twice (as calc.placement prices it).
     assert shown[8, 2]["request_bytes_per_gpu"] == pytest.approx(r["request_bytes"] / 2)
@@ -341,18 +342,18 @@ def test_module_runs_as_a_command():
                         kv.kv_bytes_per_token(specs.model("deepseek-v4-pro"), "bf16", "bf16"))
 
 
-H200_FIGURES = {k: getattr(specs.gpu("h200"), k) for k in cli.GPU_FIELDS + ("device_bytes",)}
+H200_FIGURES = {k: getattr(specs.gpu("h200"), k) for k in specs.GPU_FIELDS + ("device_bytes",)}
 
 
 def test_a_gpu_the_registry_lacks_plans_like_one_with_its_figures():
-    gid = cli.add_gpu("test-h200-twin", {**H200_FIGURES, "name": "an H200 by another name"})
+    gid = specs.add_gpu("test-h200-twin", {**H200_FIGURES, "name": "an H200 by another name"})
     assert specs.gpu(gid).name == "an H200 by another name" and gid in specs.gpu_ids()
     a, work = assumptions("book"), fleet.Workload(10_000, 500_000, 0.25)
     twin, h200 = fleet.plan("deepseek-v4-pro", gid, a, work), fleet.plan("deepseek-v4-pro", "h200", a, work)
     assert (twin.nodes, twin.placement, twin.decode) == (h200.nodes, h200.placement, h200.decode)
-    assert cli.add_gpu(gid, {**H200_FIGURES, "name": "an H200 by another name"}) == gid    # same again
+    assert specs.add_gpu(gid, {**H200_FIGURES, "name": "an H200 by another name"}) == gid    # same again
     # Without device_bytes the nominal HBM stands in, and says so.
-    nominal = specs.gpu(cli.add_gpu("test-nominal", {k: H200_FIGURES[k] for k in cli.GPU_FIELDS}))
+    nominal = specs.gpu(specs.add_gpu("test-nominal", {k: H200_FIGURES[k] for k in specs.GPU_FIELDS}))
     assert nominal.device_bytes == nominal.hbm_bytes == 141e9 and "nominal" in nominal.device_source
 
 
@@ -365,7 +366,7 @@ def test_a_gpu_the_registry_lacks_plans_like_one_with_its_figures():
     ("h200", {**H200_FIGURES, "hbm_bytes": 1e12}, "gpu_specs", "an id not already in specs/gpus.yaml"),
 ])
 def test_a_bad_gpu_spec_names_its_field(raises_param, gid, fields, name, allowed):
-    err = raises_param(name, cli.add_gpu, gid, fields)
+    err = raises_param(name, specs.add_gpu, gid, fields)
     assert allowed in err.allowed
     assert gid not in specs.gpu_ids() or gid == "h200"
     assert specs.gpu("h200").hbm_bytes == 141e9

@@ -5,7 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from twopaths import plan, specs
+from twopaths import specs
+from twopaths.views import plan_report
 from twopaths.machinery import runner
 from twopaths.views import scenario
 from twopaths.calc import fleet, kv
@@ -39,7 +40,7 @@ def test_a_corpus_model_on_a_made_up_gpu(tmp_path):
     assert values["cache[0].bytes a token"] == kv.kv_bytes_per_token(model, "bf16", "bf16") == 94 * 4 * 128 * 2 * 2
     best = fleet.plan(model, gpu, a, work)
     assert values["fleet[0].nodes"] == best.nodes and values["fleet[0].decode unit"] == best.placement.name
-    report = plan.report(model, gpu, a, work)
+    report = plan_report.report(model, gpu, a, work)
     smallest = min(report["placements"], key=lambda p: (p["ep"], p["attention_tp"]))
     assert values["gpu[0].weights"] == smallest["weight_bytes_per_gpu"] / 1e9
     assert values["fig_cache[Qwen3-235B-A22B (Qwen)]"][0] == kv.request_kv_bytes(model, 1_000, "bf16", "bf16") / 1e9

@@ -214,6 +214,14 @@ def request_kv_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None =
     return sum(kv_breakdown(spec, tokens, kv_dtype, state_dtype).values())
 
 
+def fixed_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> float:
+    """Bytes of one request's cache that no longer grow past ``tokens`` tokens: recurrent state and
+    full sliding windows (each group compared at ``tokens`` and at ``MAX_TOKENS``)."""
+    now = group_bytes(spec, tokens, kv_dtype, state_dtype)
+    last = group_bytes(spec, MAX_TOKENS, kv_dtype, state_dtype)
+    return float(sum(b for (_, b), (_, b_last) in zip(now, last) if b == b_last))
+
+
 def kv_bytes_per_token(spec, kv_dtype=None, state_dtype: str | None = None) -> float:
     """Bytes each further token adds, averaged over a long context (the slope of ``request_kv_bytes``).
 

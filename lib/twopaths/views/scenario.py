@@ -14,7 +14,7 @@ from collections.abc import Mapping
 
 from .. import specs
 from ..errors import ParameterError
-from ..plan import add_gpu_file, resolve_model
+from ..specs.lookup import add_gpu_file, resolve_model
 
 
 def _once(name: str, ids: list[str], given) -> list[str]:

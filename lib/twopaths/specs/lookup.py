@@ -1,0 +1,70 @@
+"""What a reader names a model or a GPU by, turned into registry ids.
+
+A model is a registry id, a config.json path or a name in AIConfigurator's bundled corpus
+(``Org--Model``); a config is read by ``from_config`` and registered by ``add_model`` for this
+process. GPUs the registry lacks come as a JSON file of their figures (``add_gpu_file``). Both
+the ``plan`` command and the chapters' parameters (``views.scenario``) take these.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from ..errors import ParameterError
+from . import add_gpu, add_model, model, model_ids
+
+
+def add_gpu_file(path: str) -> list[str]:
+    """``add_gpu`` for each accelerator of a JSON file ``{id: {field: value}}``; their ids."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except OSError as e:
+        raise ParameterError("gpu_specs", path, f"a readable JSON file ({e.strerror})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParameterError("gpu_specs", path, f"a file holding JSON ({e})") from None
+    if not isinstance(data, dict) or not data:
+        raise ParameterError("gpu_specs", path, 'a JSON object of GPU ids to their figures, {"my-gpu": {...}}')
+    return [add_gpu(gid, fields) for gid, fields in data.items()]
+
+
+def corpus_path(name: str) -> Path | None:
+    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it is installed
+    and holds one (found without importing the package)."""
+    spec = importlib.util.find_spec("aiconfigurator_core")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(list(spec.submodule_search_locations)[0]) / "model_configs" / f"{name}_config.json"
+    return path if path.is_file() else None
+
+
+def resolve_model(arg: str, name: str = "MODEL") -> str:
+    """The id a model argument names: a registry id, or a config (a path ending .json or a name in
+    AIConfigurator's corpus) added to the registry for this process by ``add_model``. Anything
+    else, or a bad config file (missing, not JSON, not a config, a key its family lacks), is a
+    ``ParameterError`` named ``name``."""
+    ids = model_ids(include_reference=True)
+    if not isinstance(arg, (str, Path)):
+        raise ParameterError(name, arg, "a registry id, a path to a config.json or a corpus name (text)")
+    if arg in ids:
+        return arg
+    path = arg if Path(arg).suffix == ".json" else corpus_path(arg)
+    if path is None:
+        raise ParameterError(name, arg, "a registry id (" + ", ".join(ids) + "), a path to a config.json, "
+                             "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
+    try:
+        return add_model(str(Path(path).resolve()))   # resolved: ./config.json is named by its folder
+    except ParameterError as e:
+        if e.name == "config":                # the file itself: missing, unreadable, not JSON
+            raise ParameterError(name, arg, e.allowed) from None
+        raise ParameterError(name, arg, f"a config the book reads ({e})") from None
+
+
+def shipped_state_dtype(name) -> str | None:
+    """The dtype the config of ``name`` (an id or a spec) keeps its fixed state in
+    (``mamba_ssm_dtype``); None where the config names none or the model keeps no
+    linear-attention state."""
+    spec = model(name) if isinstance(name, str) else name
+    has_state = any(g.kind == "kda" for g in spec.attention)
+    return spec.raw.get("shipped_state_dtype") if has_state else None

@@ -1,0 +1,162 @@
+"""What ``python -m twopaths.plan`` prints: one model on one GPU for a long-context workload.
+
+The cache one request holds (bytes a token, the fixed state, one whole request), the weights (in
+total, and on one GPU of each valid placement) and the fleet plan: the placement with the fewest
+nodes, decode plus prefill. Every figure comes from the calculators the serving chapters use
+(``calc.kv``, ``calc.placement``, ``calc.fleet``) under the assumptions it is given; what is
+decided here is only how they read, and, for the fixed state, which dtype the config ships it in
+beside the one priced.
+
+``report(model, gpu, a, work)`` returns the figures as a dict (the ``--format json`` output);
+``table(report)`` the same as text that fits ``WIDTH`` columns.
+"""
+
+from __future__ import annotations
+
+from .. import specs
+from ..calc import fleet, kv
+from ..calc.placement import GPUMemory, memory, placements
+from ..calc.request import model_weight_bytes
+from ..errors import ParameterError
+from ..specs.lookup import shipped_state_dtype
+from ..specs.serving import Assumptions, weight_scenarios
+
+GB = 1e9
+WIDTH = 100
+
+
+def state_note(r: dict) -> str:
+    """Which state dtype a report priced, against the one its config ships."""
+    shipped, used = r["shipped_state_dtype"], r["state_dtype"]
+    if r["fixed_bytes_per_request"] == 0 and shipped is None:
+        return f"state {used}"
+    if shipped is None:
+        return f"state {used} (the config names no state dtype)"
+    if shipped == used:
+        return f"state {used}, as the config ships it"
+    return (f"state {used} (the config ships {shipped}: "
+            f"{r['fixed_bytes_per_request_shipped'] / 1e6:,.1f} MB fixed state)")
+
+
+def memory_dict(m: GPUMemory) -> dict:
+    """One decode GPU of a placement: what it holds and how many requests fit beside it."""
+    return {"placement": m.placement.name, "ep": m.placement.ep, "attention_tp": m.placement.attention_tp,
+            "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
+            "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
+            "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
+            "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare}
+
+
+def plan_dict(p: fleet.Plan) -> dict:
+    """A plan: its decode GPU (``memory_dict``) and its node counts."""
+    return {**memory_dict(p.decode), "requests_per_unit": p.requests_per_unit, "units": p.units,
+            "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
+            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
+
+
+def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list) -> dict:
+    """The plan of each valid placement, fewest nodes first, and the best; or why there is none:
+    no placement holds a request (``smallest_change``), or the planner cannot size this model
+    (``unsized``: prefill by work needs attention FLOPs ``calc.attention_flops`` does not count)."""
+    try:
+        plans = sorted((fleet.plan(model, gpu, a, work, placement=p) for p in valid),
+                       key=lambda p: (p.nodes, p.ep, p.placement.attention_tp))
+        best = fleet.plan(model, gpu, a, work)
+    except fleet.NoValidPlan as e:
+        return {"plans": [], "best": None, "smallest_change": e.fix, "unsized": None}
+    except ParameterError as e:
+        if e.name != "model":
+            raise
+        return {"plans": [], "best": None, "smallest_change": None,
+                "unsized": "prefill nodes are sized by attention FLOPs, which calc.attention_flops counts "
+                           f"only for {e.allowed}"}
+    return {"plans": [plan_dict(p) for p in plans], "best": plan_dict(best), "smallest_change": None,
+            "unsized": None}
+
+
+def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
+    """Every figure the command prints, from the calculators."""
+    spec, g = specs.model(model), specs.gpu(gpu)
+    shipped = shipped_state_dtype(spec)
+    tried = placements(model, a)
+    valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
+    return {
+        "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
+        "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
+                     "resident": work.resident},
+        "assumptions": a.as_dict(),
+        # the longest context the config declares: a longer one is priced, but the model was not built for it
+        "max_position_embeddings": spec.config.get("max_position_embeddings"),
+        "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype, "shipped_state_dtype": shipped,
+        "kv_bytes_per_token": kv.kv_bytes_per_token(spec, a.kv_dtype, a.state_dtype),
+        "fixed_bytes_per_request": kv.fixed_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
+        "fixed_bytes_per_request_shipped": kv.fixed_bytes(spec, work.context, a.kv_dtype, shipped)
+        if shipped else None,
+        "request_bytes": kv.request_kv_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
+        "kv_breakdown": kv.kv_breakdown(spec, work.context, a.kv_dtype, a.state_dtype),
+        "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
+        "weights": weight_scenarios()[a.weights]["label"],
+        "placements_tried": len(tried),
+        "placements": [memory_dict(m) for m in valid],
+        **fleet_plans(model, g.id, a, work, [m.placement for m in valid]),
+    }
+
+
+def _row(cells, widths) -> str:
+    return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+
+
+def table(r: dict) -> str:
+    """The report as text, every line at most ``WIDTH`` characters."""
+    w, a = r["workload"], r["assumptions"]
+    lines = [f"{r['model_name']} on {r['gpu_name']}",
+             f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
+             f"{w['resident']:,} resident",
+             f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
+             f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node"]
+    longest = r["max_position_embeddings"]
+    if longest and w["context"] > longest:
+        lines += [f"note: {w['context']:,} tokens is beyond the config's max_position_embeddings "
+                  f"({longest:,});", "  the figures price the cache there, not what the model can do"]
+    lines += ["",
+              "cache of one request",
+              f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
+              f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB",
+              f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
+    lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
+    lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
+    rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
+    lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
+                 "(GB a GPU; nodes decode + prefill at P:D)")
+    widths = [21, 8, 8, 5, 13, 6, 7, 7, 6]
+    if rows:
+        lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
+                           "prefill", "nodes"], widths))
+    for p in rows:
+        fleet_cells = [f"{p[k]:,}" if k in p else "-" for k in ("units", "decode_nodes", "prefill_nodes", "nodes")]
+        lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
+                           f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_gpu']:,}",
+                           f"{p['used_bytes_per_gpu'] / GB:.1f}/{p['usable_bytes'] / GB:.1f}",
+                           *fleet_cells], widths))
+    lines.append("")
+    b = r["best"]
+    if r["unsized"]:
+        lines.append(f"no fleet plan: {r['unsized']}.")
+    elif b is None:
+        lines.append("no valid plan: no placement holds the weights and one request on every GPU.")
+        lines.append(f"smallest change that makes one valid: {r['smallest_change']}")
+        lines.append("(on the command line --formats sets weights, --kv-dtype sets kv_dtype)")
+    else:
+        lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
+                     f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
+        lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
+                     f"{b['nodes_by_work']:,} in all")
+    return "\n".join(_wrap(line) for line in lines)
+
+
+def _wrap(line: str) -> str:
+    """Long free-text lines (a smallest-change sentence) broken at spaces within ``WIDTH``."""
+    if len(line) <= WIDTH:
+        return line
+    cut = line.rfind(" ", 0, WIDTH)
+    return line[:cut] + "\n  " + _wrap(line[cut + 1:])
