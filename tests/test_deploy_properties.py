@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from twopaths.calc import decode, ep, kv, weights
+from twopaths.calc import decode, ep, kv, moe, weights
 from twopaths.specs import model as model_spec
 from twopaths.specs.deployment import anchors
 
@@ -19,7 +19,7 @@ def _divisor_cases(method):
     cases = []
     for m in (K3, V4):
         for r in (0, 32):
-            slots = ep.routed_experts(m, method) + r
+            slots = moe.routed_experts(m, method) + r
             cases += [(m, r, n) for n in range(1, slots + 1) if slots % n == 0 and n <= 256]
     return cases
 
@@ -29,7 +29,7 @@ def _divisor_cases(method):
 def test_article_layout_sums_to_the_totals(case):
     model, redundant, n = case
     row = ep.ep_row(model, "h200", n, redundant_experts=redundant)
-    slots = ep.routed_experts(model) + redundant
+    slots = moe.routed_experts(model) + redundant
     assert row.experts_per_gpu * n == slots
     assert row.weights_per_gpu * n == pytest.approx(slots * ep.article_expert_bytes(model), rel=1e-12)
 
@@ -39,7 +39,7 @@ def test_article_layout_sums_to_the_totals(case):
 def test_public_layout_sums_to_the_totals(case):
     model, redundant, n = case
     w = weights.weights_per_gpu(model, n, redundant_experts=redundant)
-    experts = ep.routed_experts(model, "public")
+    experts = moe.routed_experts(model, "public")
     routed = weights.weight_bytes(model)["routed_experts"]
     assert w.experts_per_gpu * n == experts + redundant
     assert w.expert_bytes * n == pytest.approx(routed * (experts + redundant) / experts, rel=1e-12)

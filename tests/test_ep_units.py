@@ -10,7 +10,7 @@ from twopaths import specs
 from twopaths.calc import ep, placement
 from twopaths.calc.placement import Placement
 from twopaths.errors import ParameterError
-from twopaths.plan import corpus_path
+from twopaths.specs.lookup import corpus_path
 
 A = plans.serving_assumptions({})
 K3, V4, DENSE = "kimi-k3", "deepseek-v4-pro", "qwen-2.5-72b"

@@ -57,7 +57,7 @@ def test_peak_rho_holds_the_peak_resident_sessions():
 
 def test_full_gpu_speed_is_one_token_per_step_of_the_plan_for_every_session():
     p = fleet.plan("deepseek-v4-pro", "b300", A, fleet.Workload(10_000, 500_000, 1.0))
-    speed = offload.full_gpu_speed("deepseek-v4-pro", "b300", A, 10_000, 500_000)
+    speed = fleet.full_gpu_speed("deepseek-v4-pro", "b300", A, 10_000, 500_000)
     assert speed == pytest.approx(1 / decode.plan_step(p).step, rel=1e-12)
 
 

@@ -32,10 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..errors import ParameterError, check_int, check_real
-from ..specs import gpu as gpu_spec, model as model_spec
+from ..specs import gpu as gpu_spec
 from ..specs.deployment import workload
 from .arrays import ints, reals
-from .ep import routed_experts
+from .moe import routed_experts, top_k
 from .placement import read_share
 from .request import activated_weight_bytes, request_bytes
 from .rounding import fit
@@ -88,11 +88,6 @@ class DecodeBound:
     def per_gpu(self) -> float:
         """Tokens/s per GPU, at most."""
         return self.tokens_per_step * self.batch / self.step
-
-
-def top_k(model: str) -> int:
-    c = model_spec(model).raw["config"]
-    return c.get("num_experts_per_tok", c.get("num_experts_per_token"))
 
 
 def deployment_bound(model: str, gpu: str, ep: int, context: int, *, batch: int | None = None,

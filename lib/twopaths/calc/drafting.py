@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from ..errors import ParameterError, check_int
 from ..specs import GPUSpec, model
 from .attention_flops import attention_flops, bytes_read_per_token, weight_flops
-from .decode import experts_touched, step_time, top_k as experts_per_token
+from .decode import experts_touched, step_time
+from .moe import top_k as experts_per_token
 from ..specs.params import param_counts
 from .request import activated_weight_bytes
 from .weights import moe_shape, weight_bytes

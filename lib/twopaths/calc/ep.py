@@ -14,7 +14,6 @@ A layout is *feasible* when some HBM is left for KV, and *holds* a request when 
 for its cache. ``ep_row(model, gpu, ep, rounding, ...)`` sizes one EP size (``EPRow``); ``ep_table``
 several; ``min_viable_ep`` the smallest whole-node size that holds a request of ``request_bytes``
 (0: any room at all). Redundant experts (EPLB replicas) add slots per MoE layer.
-``routed_experts(model, method)`` is the article's expert count or the public config's.
 
 ``dispatch_fanout(experts, top_k, per_target)``: the expected share of GPUs (or nodes) holding
 ``per_target`` experts each that one token's ``top_k`` distinct experts land on; ``fanout(model,
@@ -26,14 +25,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..errors import check_choice, check_int, check_real
-from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
+from ..errors import check_int, check_real
+from ..specs import GPUSpec, gpu as gpu_spec
 from ..specs.deployment import deployment, hardware
-from ..specs.params import param_counts
+from .moe import routed_experts, top_k
 from .rounding import to_step
-from .weights import experts_per_gpu, kv_space_per_gpu, moe_shape
+from .weights import experts_per_gpu, kv_space_per_gpu
 
-METHODS = ("article", "public")
 # What the article prints at each step, and so carries on (see the module docstring).
 PRINTED_MOE = 0.1e12
 PRINTED_EXPERT = 0.05e9
@@ -92,14 +90,6 @@ def ep_row(model: str, gpu, ep: int, rounding: str = "strict", *, overhead_bytes
                  kv_space_per_gpu(experts, g, usable_fraction=usable, overhead_bytes=overhead))
 
 
-def routed_experts(model: str, method: str = "article") -> int:
-    """Routed experts per MoE layer: the article's count, or the public config's."""
-    check_choice("method", method, METHODS)
-    if method == "article":
-        return deployment(model).routed_experts
-    return moe_shape(param_counts(model), model_spec(model))[0]
-
-
 def whole_node_eps(model: str, method: str = "article", redundant_experts: int = 0,
                    gpus_per_node: int | None = None, maximum: int = 512) -> list[int]:
     """EP sizes of whole nodes that spread the expert slots evenly, up to ``maximum`` GPUs."""
@@ -148,7 +138,6 @@ class Fanout:
 def fanout(model: str, ep: int, method: str = "public", gpus_per_node: int | None = None) -> Fanout:
     """``model``'s dispatch over an EP group of ``ep`` GPUs, ``routed_experts(model, method)``
     experts spread evenly over whole nodes (replicas left out: a token picks distinct experts)."""
-    from .decode import top_k         # decode imports this module
     n = check_int("gpus_per_node", gpus_per_node or hardware().gpus_per_node, minimum=1)
     experts = routed_experts(model, method)
     ep = check_int("ep", ep, minimum=1, maximum=experts)

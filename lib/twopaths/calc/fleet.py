@@ -17,6 +17,7 @@ request per attention group. ``plan`` tries every placement ``calc.placement.pla
 (or the one it is given), keeps those where every GPU holds its weights plus its requests, and
 returns the one with the fewest nodes (the smaller unit on a tie). No invalid plan is returned: when
 none is valid, ``NoValidPlan`` says so and names the smallest change that makes one valid.
+``full_gpu_speed`` is the speed of one session on a full decode GPU of the plan for every session.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from ..errors import ParameterError, check_int
 from ..specs import gpu as gpu_spec
 from ..specs.deployment import deployment, workload as article_workload
 from ..specs.serving import Assumptions
+from .decode import plan_step
 from .offload import check_rho, decode_seconds
 from .placement import GPUMemory, Placement, memory, placements
 from .prefill import tokens_per_s_per_gpu
@@ -224,3 +226,11 @@ def ratio(model_a: str, model_b: str, gpu: str, a: Assumptions, work: Workload |
 def gain(model: str, old: str, new: str, a: Assumptions, work: Workload | None = None) -> float:
     """How many times fewer nodes ``new`` GPUs need than ``old`` ones, all else equal."""
     return plan(model, old, a, work).nodes / plan(model, new, a, work).nodes
+
+
+def full_gpu_speed(model: str, gpu: str, a, concurrency: int, context: int):
+    """Tokens/s one session decodes on a full decode GPU of the plan for every session (rho = 1),
+    or why there is no plan: one token a step, and a step reads the weights its tokens touch and
+    every cache the GPU holds (``calc.decode.plan_step``)."""
+    p = plan_or_reason(model, gpu, a, Workload(concurrency, context, 1.0))
+    return p if isinstance(p, str) else 1 / plan_step(p).step

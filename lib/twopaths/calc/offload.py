@@ -20,8 +20,6 @@ For any model a reader names (chapter 12's scenario tables):
 - ``check_quantile(quantile)``: a peak-sizing quantile, in [0.5, 1).
 - ``peak_rho(concurrency, rho, quantile)``: the share of sessions a peak-sized fleet holds.
 - ``plan_nodes(p)``, ``node_ratio(p, base)``: a plan's nodes, and over another's, None for a reason.
-- ``full_gpu_speed(model, gpu, a, concurrency, context)``: tokens/s one session decodes on a full
-  decode GPU of the plan for every session.
 - ``swap(plan, w_decode, host_bytes_per_s)``: a plan's swap-in traffic and the caches it holds
   off the GPUs (``Swap``).
 """
@@ -35,7 +33,6 @@ from statistics import NormalDist
 
 from ..errors import ParameterError, check_int, check_real
 from .arrays import ints, reals
-from .decode import plan_step
 from .placement import request_share
 from .rounding import cover
 
@@ -111,15 +108,6 @@ def node_ratio(plan, base) -> float | None:
     """``plan``'s nodes over ``base``'s (the model a table compares with); None if either has none."""
     a, b = plan_nodes(plan), plan_nodes(base)
     return None if a is None or b is None else a / b
-
-
-def full_gpu_speed(model: str, gpu: str, a, concurrency: int, context: int):
-    """Tokens/s one session decodes on a full decode GPU of the plan for every session (rho = 1),
-    or why there is no plan: one token a step, and a step reads the weights its tokens touch and
-    every cache the GPU holds (``calc.decode.plan_step``)."""
-    from . import fleet                     # here: fleet imports this module
-    plan = fleet.plan_or_reason(model, gpu, a, fleet.Workload(concurrency, context, 1.0))
-    return plan if isinstance(plan, str) else 1 / plan_step(plan).step
 
 
 @dataclass(frozen=True)

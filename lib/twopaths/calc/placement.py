@@ -42,8 +42,8 @@ from ..specs.deployment import deployment
 from ..specs.serving import Assumptions
 from . import kv
 from .attention_flops import attention_layers, layer_bytes_read
-from .ep import article_expert_bytes, routed_experts
-from ..specs.params import param_counts
+from .ep import article_expert_bytes
+from .moe import is_moe, routed_experts
 from .request import request_bytes
 from .weights import experts_per_gpu, weights_per_gpu
 
@@ -224,11 +224,6 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
                     continue
                 out.append(Placement(e, t, routed=not dense))
     return tuple(out)
-
-
-def is_moe(model: str) -> bool:
-    """Whether ``model`` has routed experts to spread over an EP group (else: a dense model)."""
-    return bool(param_counts(model).by_group().get("routed_experts"))
 
 
 def no_unit_reason(model: str, a: Assumptions) -> str | None:

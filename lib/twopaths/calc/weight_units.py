@@ -22,8 +22,8 @@ from ..errors import ParameterError, check_int
 from ..machinery.report import Column, Table, table
 from ..specs.serving import Assumptions, weight_scenarios
 from . import fleet, placement
-from .ep import routed_experts
-from .placement import GPUMemory, Placement, is_moe
+from .moe import is_moe, routed_experts
+from .placement import GPUMemory, Placement
 from .weights import shipped_formats, weight_bytes
 
 GB = 1e9

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from ...calc import bare, ep, fleet, placement
+from ...calc import bare, ep, fleet, moe, placement
 from ...specs.params import param_counts
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
@@ -51,7 +51,7 @@ def public_row(model: str, ep_size: int) -> dict:
     """The same row under the book's serving assumptions: one GPU of an attention-DP unit of
     ``ep_size`` GPUs (``calc.placement``), with the fields the article's table has."""
     m = placement.memory(model, "h200", placement.Placement(ep_size), workload().average_context, assumptions("book"))
-    per_gpu = m.expert_bytes / (weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public"))
+    per_gpu = m.expert_bytes / (weight_bytes(model)["routed_experts"] / moe.routed_experts(model, "public"))
     return {"nodes": ep_size / hardware().gpus_per_node, "experts_per_gpu": round(per_gpu),
             "weights_per_gpu": m.expert_bytes, "kv_per_gpu": m.kv_room}
 
@@ -77,12 +77,12 @@ def expert_params(model: str, method: str = "article") -> float:
     (to 0.1T), over its divisor; or the config's routed-expert parameters over its routed experts."""
     if method == "article":
         return to_step(moe_params(model), ep.PRINTED_MOE, "article") / deployment(model).experts_in_divisor
-    return group_params(model, "routed_experts") / ep.routed_experts(model, "public")
+    return group_params(model, "routed_experts") / moe.routed_experts(model, "public")
 
 
 def public_expert_bytes(model: str) -> float:
     """One routed expert (all its layers) in the shipped format, scales included."""
-    return weight_bytes(model)["routed_experts"] / ep.routed_experts(model, "public")
+    return weight_bytes(model)["routed_experts"] / moe.routed_experts(model, "public")
 
 
 def node_fanout(experts: int, top_k: int) -> float:
@@ -144,8 +144,8 @@ check("k3-expert-bytes", public=lambda: public_expert_bytes(K3))(lambda: ep.arti
 check("v4-expert-bytes", public=lambda: public_expert_bytes(PRO),
       explain="over 256 routed experts (V3's count); V4-Pro's config has 384, shipped in FP4")(
     lambda: ep.article_expert_bytes(PRO, "article"))
-check("eplb-experts", public=lambda: ep.routed_experts(PRO, "public") + deployment(PRO).redundant_experts)(
-    lambda: ep.routed_experts(PRO) + deployment(PRO).redundant_experts)
+check("eplb-experts", public=lambda: moe.routed_experts(PRO, "public") + deployment(PRO).redundant_experts)(
+    lambda: moe.routed_experts(PRO) + deployment(PRO).redundant_experts)
 
 # ---- Step 2: the EP tables (H200; the article's weights per GPU are its routed experts only) ----
 
