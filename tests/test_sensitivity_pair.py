@@ -4,6 +4,7 @@ ranking and the table a chapter shows."""
 import pytest
 
 from twopaths.calc import fleet, sensitivity as S
+from twopaths.views import sensitivity_tables as V
 from twopaths.specs.serving import assumptions
 
 BOOK = assumptions()
@@ -42,7 +43,7 @@ def test_a_setting_that_leaves_no_plan_ranks_first_and_shows_its_reason():
                              {"rho": (0.1, 0.5), "context": (250_000, 4_000_000)})
     top = S.ranked(moved)[0]
     assert top.assumption == "context" and top.ratio(1) is None and top.ratio(0) is not None
-    t = S.table(("K3", "V4-Pro"), base, moved, BOOK, "title")
+    t = V.table(("K3", "V4-Pro"), base, moved, BOOK, "title")
     assert len(t.rows) == 1 + 2 * len(moved)
     assert t.rows[0][:2] == ("the parameters above", "base")
     high = t.rows[2]
@@ -60,13 +61,13 @@ def test_bars_and_tornado_agree():
 
 def test_labels_read_as_words():
     bar, = S.tornado("kimi-k3", "h200", BOOK, WORK, {"context": (250_000, 1_000_000)})
-    assert S.label(bar) == "context (250K tokens / 1,000K tokens)"
-    t = S.tornado_table(*S.settings(["kimi-k3"], "h200", BOOK, WORK, {"context": (250_000, 1_000_000),
+    assert V.label(bar) == "context (250K tokens / 1,000K tokens)"
+    t = V.tornado_table(*S.settings(["kimi-k3"], "h200", BOOK, WORK, {"context": (250_000, 1_000_000),
                                                                       "rho": (0.1, 0.5)}), 0, "t", top=1)
-    assert t.rows == ((S.label(bar), bar.low_nodes, bar.high_nodes),)
+    assert t.rows == ((V.label(bar), bar.low_nodes, bar.high_nodes),)
 
 
 @pytest.mark.parametrize("models", [["kimi-k3"], ["kimi-k3", "deepseek-v4-pro", "qwen-2.5-72b"]])
 def test_a_pair_is_two_models(raises_param, models):
-    raises_param("models", S.pair, models)
-    assert S.pair(["kimi-k3", "deepseek-v4-pro"]) == ("kimi-k3", "deepseek-v4-pro")
+    raises_param("models", V.pair, models)
+    assert V.pair(["kimi-k3", "deepseek-v4-pro"]) == ("kimi-k3", "deepseek-v4-pro")

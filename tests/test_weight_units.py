@@ -5,6 +5,7 @@ groups, the smallest unit and the fix where none holds a request, and the tables
 import pytest
 
 from twopaths.calc import fleet, placement, weight_units as wu, weights
+from twopaths.views import weight_tables as wt
 from twopaths.calc.placement import Placement
 from twopaths.errors import ParameterError
 from twopaths.specs.serving import assumptions, weight_scenarios
@@ -53,7 +54,7 @@ def test_smallest_unit_is_the_planners_and_the_narrowest_valid_tp_if_dense():
 def test_where_no_unit_holds_a_request_the_row_names_the_fix():
     dp = BOOK.but(max_attention_tp=1)
     assert wu.smallest(QWEN72, "h200", 500_000, dp) is None
-    text = wu.unit_text(QWEN72, None, "h200", 500_000, dp)
+    text = wt.unit_text(QWEN72, None, "h200", 500_000, dp)
     assert text == "none: needs " + fleet.smallest_change(QWEN72, "h200", dp, fleet.Workload(1, 500_000))
     # a dense model tries what the planner tries first: FP8 weights, then an FP8 cache
     assert wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK) is None
@@ -76,19 +77,19 @@ def test_bad_ep_sizes_are_refused_by_name(given):
 
 
 def test_the_tables_hold_one_row_per_model_layout_gpu_and_scenario():
-    t, units = wu.ep_table([K3, QWEN72], ["h200", "b300"], [32, 64], 500_000, BOOK)
+    t, units = wt.ep_table([K3, QWEN72], ["h200", "b300"], [32, 64], 500_000, BOOK)
     assert len(t.rows) == len(units) == (4 + 4) * 2
     assert "Qwen-2.5-72B is dense" in t.note
     u = units[K3, Placement(32), "h200"]
     assert u == placement.memory(K3, "h200", Placement(32), 500_000, BOOK)
-    s = wu.scenario_table([K3, QWEN72], ["h200"], 500_000, BOOK)
+    s = wt.scenario_table([K3, QWEN72], ["h200"], 500_000, BOOK)
     assert len(s.rows) == len(weight_scenarios()) * 2
     assert "Kimi K3" in s.title and "Qwen-2.5-72B" in s.title and "H200" in s.title
 
 
 def test_figure_series_align_each_line_on_the_unit_sizes():
-    _, units = wu.ep_table([K3, QWEN72], ["h200"], [32, 64], 500_000, BOOK)
-    x, series = wu.figure_series(wu.room_lines(units))
+    _, units = wt.ep_table([K3, QWEN72], ["h200"], [32, 64], 500_000, BOOK)
+    x, series = wt.figure_series(wt.room_lines(units))
     assert x == [1, 2, 4, 8, 32, 64]
     dp = series["Kimi K3, NVIDIA H200 SXM, attention DP"]
     assert dp[:4] == [None] * 4 and dp[4] == pytest.approx(units[K3, Placement(32), "h200"].kv_room / 1e9)

@@ -11,7 +11,7 @@ import math
 
 import torch
 
-from ..calc.kv import KVFormat, formats_for, group_label
+from ..specs.cache_formats import KVFormat, formats_for, group_label
 from ..specs import ModelSpec
 from .kda import kda_recurrent
 

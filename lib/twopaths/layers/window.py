@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..calc.kv import LABELS, group_label
+from ..specs.cache_formats import LABELS, group_label
 from ..errors import ParameterError, check_int, check_real
 from ..specs import CacheGroup, ModelSpec
 

@@ -18,12 +18,11 @@ import yaml
 
 from ..errors import ParameterError, check_choice, check_int, check_real
 from . import GPUSpec, gpu as gpu_spec
+from .cache_formats import KV_DTYPES, STATE_DTYPES
 
 HERE = Path(__file__).parent
 INPUTS = ("public", "article", "stated")     # calc.request's bases
 CAPACITIES = ("device", "nominal")
-KV_DTYPES = ("bf16", "fp8", "fp32")
-STATE_DTYPES = ("bf16", "fp16", "fp32")
 
 
 @cache
