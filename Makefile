@@ -38,9 +38,10 @@ book: venv
 pdf: book
 	$(RUN) pdf
 
-## make test: unit tests, every chapter in the smoke profile (also under two other CPU kernel paths),
-## the site with warnings as errors, the browser check
+## make test: the package's layers (lint-imports), unit tests, every chapter in the smoke profile (also
+## under two other CPU kernel paths), the site with warnings as errors, the browser check
 test: venv
+	$(VENV)/bin/lint-imports --no-cache --no-logo
 	$(PY) -m pytest -q -m "not site"
 	$(RUN) kernels --profile smoke $(RUNFLAGS)
 	$(RUN) run --profile smoke --device auto $(RUNFLAGS)
