@@ -1,4 +1,4 @@
-"""The audit's verdict tables (claims.report) say in words what is not a size: a placement that does not fit, a
+"""The audit's verdict tables (views.audit_report) say in words what is not a size: a placement that does not fit, a
 count with no plan, a rank."""
 
 import math

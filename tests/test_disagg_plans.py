@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from twopaths.views import disagg as disagg_tables, plans, scenario
+from twopaths.views import disagg_tables, plans, scenario
 from twopaths.calc import disagg, fleet, sweep
 from twopaths.errors import ParameterError
 

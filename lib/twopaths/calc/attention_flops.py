@@ -60,8 +60,8 @@ from dataclasses import dataclass
 from ..errors import ParameterError
 from ..specs import ModelSpec
 from ..specs.from_config import Reader, _kv
-from . import kv
 from ..specs.params import param_counts
+from . import kv
 
 GDN_CHUNK = 64      # chunk_size of fla's chunk_gated_delta_rule (its default, and the only size its fused path takes)
 

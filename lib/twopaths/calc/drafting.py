@@ -5,7 +5,7 @@ Speculative decoding (``twopaths.layers.speculative``) yields E tokens per targe
 ``gamma`` draft steps and one target pass over gamma + 1 tokens per sequence, so its speed-up is
 E / (gamma c + v) with c = draft step / plain step and v = that pass / a plain one-token step.
 ``draft_costs(model_id, context, kv_dtype)`` prices both from the public configs: weights in their
-shipped formats (``calc.params``, ``calc.weights``), cache reads and attention FLOPs
+shipped formats (``specs.params``, ``calc.weights``), cache reads and attention FLOPs
 (``calc.attention_flops``) and the experts a step's tokens touch (``calc.decode.experts_touched``).
 """
 
@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError, check_int
 from ..specs import GPUSpec, model
+from ..specs.params import param_counts
 from .attention_flops import attention_flops, bytes_read_per_token, weight_flops
 from .decode import experts_touched, step_time
 from .moe import top_k as experts_per_token
-from ..specs.params import param_counts
 from .request import activated_weight_bytes
 from .weights import moe_shape, weight_bytes
 

@@ -10,7 +10,7 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
     and each request's cache sits on the one GPU whose attention serves it. Whole requests must fit
     on one GPU; a unit's cache room is never pooled.
   - ``attention_tp = n`` shards the non-expert weights that belong to heads ``n`` ways (attention
-    by heads, the output head and dense FFN by columns; ``calc.params.tp_replicated`` lists what
+    by heads, the output head and dense FFN by columns; ``specs.params.tp_replicated`` lists what
     stays whole). A request's *per-head* cache (GQA K/V heads, the KDA state)
     shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
     entries, indexer keys) belong to no head, so every rank of the group holds all of them: TP

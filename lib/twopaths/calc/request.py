@@ -21,8 +21,8 @@ from __future__ import annotations
 from ..errors import check_choice
 from ..specs import model as model_spec
 from ..specs.deployment import deployment
-from . import kv
 from ..specs.params import param_counts
+from . import kv
 from .rounding import to_figures
 from .weights import weight_bytes
 

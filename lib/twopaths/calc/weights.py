@@ -10,7 +10,7 @@ Formats (bits per weight plus the block scales that come with them):
 
 Layouts: attention ``tp=1`` is attention data-parallel (every non-expert weight on every GPU);
 ``tp>1`` splits the non-expert weights over ``tp`` GPUs (heads must divide), except those that belong
-to no head, which every rank holds whole (``calc.params.tp_replicated``). Routed experts are
+to no head, which every rank holds whole (``specs.params.tp_replicated``). Routed experts are
 spread over ``ep`` GPUs, ``redundant_experts`` extra replicas per MoE layer included. The MTP
 layers are not counted (they add at most 1.7% to V4-Pro's parameters, mostly experts).
 """

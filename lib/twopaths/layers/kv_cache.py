@@ -11,8 +11,8 @@ import math
 
 import torch
 
-from ..specs.cache_formats import KVFormat, formats_for, group_label
 from ..specs import ModelSpec
+from ..specs.cache_formats import KVFormat, formats_for, group_label
 from .kda import kda_recurrent
 
 TORCH_DTYPE = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

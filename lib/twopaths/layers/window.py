@@ -23,9 +23,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..specs.cache_formats import LABELS, group_label
 from ..errors import ParameterError, check_int, check_real
 from ..specs import CacheGroup, ModelSpec
+from ..specs.cache_formats import LABELS, group_label
 
 
 def rope(x: torch.Tensor, positions: torch.Tensor, theta: float, rope_dim: int, inverse: bool = False) -> torch.Tensor:

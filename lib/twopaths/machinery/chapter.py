@@ -16,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from ..errors import ParameterError, check_choice
 from . import figures
 from .report import Table
-from ..errors import ParameterError, check_choice
 from .variation import EXACT, Spread, Variation, bound, bound_text
 
 PROFILES = ("default", "smoke", "gpu")

@@ -1,5 +1,5 @@
 """A Hugging Face ``config.json`` becomes a ``ModelSpec``: its cache groups, its checkpoint's weight
-formats and (through ``calc.params``) its parameter counts, all read from the config's own keys.
+formats and (through ``specs.params``) its parameter counts, all read from the config's own keys.
 
 The config is first flattened the way the registry's excerpts are written: a multimodal config's
 ``text_config`` is the model (its outer keys fill in what it lacks), and nested dicts become dotted
@@ -298,7 +298,7 @@ def family_of(c: dict) -> Family:
     return MODEL_TYPES[t]
 
 
-# ---- the checkpoint's weight formats (the groups are calc/params.py's) ----------------------------
+# ---- the checkpoint's weight formats (the groups are specs/params.py's) ---------------------------
 
 LINEAR_GROUPS = ("attention", "routed_experts", "shared_experts", "dense_ffn", "latent_proj", "mtp")
 
@@ -378,7 +378,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     """The public-assumption spec of a model from its config.json (a path or a dict).
 
     ``params`` gives stated (total, active) counts, such as a model card's; without it they are
-    counted from the config (``calc.params``). ``extra`` adds registry keys kept beside the config.
+    counted from the config (``specs.params``). ``extra`` adds registry keys kept beside the config.
     """
     c = load(path_or_dict)
     family = family_of(c)

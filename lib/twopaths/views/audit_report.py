@@ -8,8 +8,8 @@ from collections import defaultdict
 
 from IPython.display import Markdown
 
-from ..machinery.report import markdown_table
 from ..claims.audit import Row
+from ..machinery.report import markdown_table
 
 
 SIZES = ("B", "kB", "MB", "GB", "TB")          # memory figures: below zero, it does not fit

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from IPython.display import Markdown
 
-from ..machinery.report import markdown_table
 from ..claims.audit import Row, by_id
+from ..machinery.report import markdown_table
 from .audit_report import fmt, printed
 
 # The claims the article's conclusions rest on, in the article's order, and the page that shows each.

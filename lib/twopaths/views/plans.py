@@ -25,8 +25,8 @@ from IPython.display import Markdown
 
 from ..calc import fleet
 from ..calc.offload import decode_seconds, duty_cycle
-from ..machinery.chapter import glue
 from ..errors import ParameterError, check_choice
+from ..machinery.chapter import glue
 from ..machinery.report import Column, Table, markdown_table, table
 from ..specs import model as model_spec
 from ..specs.deployment import scenarios, workload

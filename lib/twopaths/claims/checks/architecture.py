@@ -20,10 +20,10 @@ from functools import cache
 import numpy as np
 
 from ...calc import attention_flops, kv
-from ...specs.params import param_counts
 from ...layers import routers
 from ...specs import model
 from ...specs.alternatives import alternative
+from ...specs.params import param_counts
 from .. import SCALE, all_claims
 from ..audit import check
 

@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from ...calc import cost, kv
 from ...calc.disagg import link_bandwidth
-from ...specs.params import param_counts
 from ...calc.request import activated_weight_bytes, model_weight_bytes
 from ...calc.weights import WEIGHT_FORMATS
 from ...specs import gpu
-from ...specs.deployment import deployment, hardware
 from ...specs.alternatives import alternative
+from ...specs.deployment import deployment, hardware
+from ...specs.params import param_counts
 from ...specs.serving import assumptions
 from .. import all_claims
 from ..audit import check

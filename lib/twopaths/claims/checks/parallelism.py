@@ -15,11 +15,11 @@ from __future__ import annotations
 from functools import cache
 
 from ...calc import bare, ep, fleet, moe, placement
-from ...specs.params import param_counts
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
 from ...calc.weights import weight_bytes
 from ...specs.deployment import deployment, hardware, workload
+from ...specs.params import param_counts
 from ...specs.serving import assumptions
 from .. import claims
 from ..audit import check

@@ -1,6 +1,6 @@
 """The architecture-trends chapter's side-by-side table (the companion note's appendix, rebuilt).
 
-Each column comes from a model's ``config.json`` and ``calc.params`` where the registry has the model;
+Each column comes from a model's ``config.json`` and ``specs.params`` where the registry has the model;
 otherwise (GLM-5.2) it repeats the note's own figures (``specs/trends.yaml``), each such cell marked
 "(note)". The accessors (``name``, ``total``, ``active``, ``moe``, ``n_layers``) answer the same way,
 so the chapter's other tables and plots read one source.
@@ -13,10 +13,10 @@ from functools import cache
 from IPython.display import Markdown
 
 from .. import specs
-from ..specs import params
 from ..claims.checks import trends as note_checks
 from ..layers import routers
 from ..machinery.report import markdown_table
+from ..specs import params
 from ..specs import trends
 
 SCHEDULE = {0: "sliding-window", 4: "CSA", 128: "HCA"}   # V4's compress ratio -> layer kind

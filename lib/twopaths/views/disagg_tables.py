@@ -11,10 +11,10 @@ from __future__ import annotations
 from ..calc import fleet
 from ..calc.bare import bare
 from ..calc.disagg import Unplanned, handoff
-from .plans import PLAN_COLUMNS, plan_row
 from ..machinery.report import Column, Table, table
-from .scenario import model_name
 from ..specs.serving import weight_scenarios
+from .plans import PLAN_COLUMNS, plan_row
+from .scenario import model_name
 
 GB, TB, MB = 1e9, 1e12, 1e6
 NODES = Column("nodes", "nodes", "{:,}")
