@@ -111,7 +111,7 @@ def _tiny_book(root: Path) -> Path:
     params = nbformat.v4.new_code_cell('profile = "smoke"\ndevice = "cpu"')
     params.metadata["tags"] = ["parameters"]
     nb.cells = [params, nbformat.v4.new_code_cell(
-        "from twopaths import chapter\nrun = chapter.setup(profile, device)\nchapter.glue('x', 2, '1')")]
+        "from twopaths.machinery import chapter\nrun = chapter.setup(profile, device)\nchapter.glue('x', 2, '1')")]
     path = root / "tiny.ipynb"
     nbformat.write(nb, path)
     return path
