@@ -47,7 +47,7 @@ why, and still shows each placement's GPU); 2 bad input.
 # Which flag a library ParameterError's parameter name comes from, so the message names the flag.
 FLAGS = {"model": "MODEL", "config": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
          "rho": "--rho", "kv_dtype": "--kv-dtype", "state_dtype": "--state-dtype", "weights": "--formats",
-         "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node"}
+         "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node", "max_dcp": "--max-dcp"}
 SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
 
 
@@ -88,6 +88,9 @@ def parser() -> argparse.ArgumentParser:
                         "shipped: the dtype the config names, the book's where it names none)")
     p.add_argument("--formats", choices=list(weight_scenarios()), default=None,
                    help="weight formats: as shipped, FP8 non-expert weights, or every linear layer in FP8")
+    p.add_argument("--max-dcp", type=int, default=None,
+                   help="largest decode context parallelism tried inside an attention TP group (default: the "
+                        "book's; 1 turns it off); a plan uses it only where an engine has it for the family")
     p.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs a node holds (default 8; 4 for a GB200 or GB300 compute tray); "
                         "attention TP stays within a node")
@@ -116,6 +119,9 @@ def serving(args, model: str | None = None) -> Assumptions:
     if args.gpus_per_node is not None:
         n = check_int("gpus_per_node", args.gpus_per_node, minimum=1)
         changes.update(gpus_per_node=n, max_attention_tp=min(a.max_attention_tp, n))
+        changes["max_dcp"] = min(a.max_dcp, changes["max_attention_tp"])
+    if args.max_dcp is not None:
+        changes["max_dcp"] = args.max_dcp
     return a.but(**changes)
 
 

@@ -26,13 +26,14 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..errors import ParameterError, check_int, check_real
-from ..specs import gpu as gpu_spec
+from ..specs import gpu as gpu_spec, model as model_spec
 from ..specs.deployment import workload
 from .arrays import ints, reals
 from .moe import routed_experts, top_k
@@ -79,10 +80,12 @@ class DecodeBound:
     kv_bytes: float              # caches read per step on one GPU
     bandwidth: float
     tokens_per_step: float
+    link_bytes: float = 0.0      # bytes a GPU takes in over the node's links per step (DCP's merge)
+    link_bandwidth: float = math.inf
 
     @property
     def step(self) -> float:
-        return (self.weight_bytes + self.kv_bytes) / self.bandwidth
+        return (self.weight_bytes + self.kv_bytes) / self.bandwidth + self.link_bytes / self.link_bandwidth
 
     @property
     def per_gpu(self) -> float:
@@ -132,10 +135,27 @@ def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) ->
     method = "public" if plan.assumptions.inputs == "public" else "article"
     touched = (float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
                if p.routed else 0.0)          # a dense model reads its whole TP share every step
-    bandwidth = gpu_spec(plan.gpu).hbm_bandwidth if bandwidth is None else bandwidth
-    read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions)
+    g = gpu_spec(plan.gpu)
+    bandwidth = g.hbm_bandwidth if bandwidth is None else bandwidth
+    read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions, p.dcp)
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
-                       check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0)
+                       check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0,
+                       batch * dcp_merge_bytes(plan.model, p.attention_tp, p.dcp), g.nvlink_bandwidth)
+
+
+def dcp_merge_bytes(model: str, attention_tp: int, dcp: int) -> float:
+    """Bytes one GPU takes in per decoded request per step to merge decode context parallelism:
+    in each MLA layer the ``dcp`` ranks all-gather the queries of their group's heads and
+    reduce-scatter their partial outputs with one log-sum-exp each (vLLM's ``ag_rs`` backend), so a
+    rank receives ``dcp - 1`` copies of its ``heads / attention_tp`` heads' queries (latent plus
+    rope, BF16) and partial outputs (latent, BF16, plus an FP32 LSE). 0 without DCP."""
+    if dcp == 1:
+        return 0.0
+    c = model_spec(model).config
+    heads = c["num_attention_heads"] // attention_tp
+    layers = sum(g.layers for g in model_spec(model).attention if g.kind == "mla")
+    latent, rope = c["kv_lora_rank"], c["qk_rope_head_dim"]
+    return float(layers * (dcp - 1) * heads * (2 * (latent + rope) + 2 * latent + 4))
 
 
 def batch_grid(most: int, points: int = 200) -> np.ndarray:

@@ -29,10 +29,11 @@ from functools import cache
 from ..errors import ParameterError, check_int
 from ..specs import gpu as gpu_spec
 from ..specs.deployment import deployment, workload as article_workload
+from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
 from .decode import plan_step
 from .offload import check_rho, decode_seconds
-from .placement import GPUMemory, Placement, memory, placements
+from .placement import GPUMemory, Placement, can_launch, memory, placements
 from .prefill import tokens_per_s_per_gpu
 
 
@@ -94,6 +95,15 @@ class Plan:
         return self.decode.placement
 
     @property
+    def engine(self) -> Engine | None:
+        """The first engine (``specs.engines``) that launches both units; None for the article's
+        own figures, which no engine serves."""
+        if self.assumptions.inputs != "public":
+            return None
+        return next(e for e in engines() if all(can_launch(e, self.model, p, self.assumptions)
+                                                for p in (self.placement, self.prefill.unit)))
+
+    @property
     def ep(self) -> int:
         return self.placement.ep
 
@@ -139,7 +149,9 @@ def _candidates(model: str, a: Assumptions, placement: Placement | None) -> tupl
 
 
 def prefill_unit(model: str, gpu: str, context: int, a: Assumptions) -> GPUMemory | None:
-    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a)) if m.valid]
+    """The smallest valid unit for one request (fewest GPUs, then narrowest attention TP); decode
+    context parallelism stripes decode steps, so a prefill unit has none."""
+    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a) if p.dcp == 1) if m.valid]
     return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
 
 

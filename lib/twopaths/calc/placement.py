@@ -15,6 +15,14 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
     shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
     entries, indexer keys) belong to no head, so every rank of the group holds all of them: TP
     shrinks the weights but not those caches, which is why both models serve attention with DP.
+  - ``dcp = c`` (decode context parallelism, dividing ``attention_tp``) stripes a request's
+    per-token entries of the kinds an engine stripes (``dcp_stripes``: MLA latents and V3.2's
+    indexer keys) over ``c`` ranks of its group, rank r keeping the positions p with p mod c = r;
+    the per-head caches (the KDA state) stay split by heads. A decode step then merges the ranks'
+    partial outputs (``calc.decode.dcp_merge_bytes``).
+
+A placement is tried only where an engine of ``specs.engines`` can launch it (``engine_for``,
+``can_launch``): its parallelism, its KV dtype and, for DCP, the model's family.
 
 A GPU holds ``weights + overhead + requests x its share of one request`` within ``usable_fraction x
 capacity``. A placement is *valid* for a context when at least one request fits on every GPU.
@@ -39,6 +47,7 @@ from functools import cache
 from ..errors import ParameterError, check_int
 from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.deployment import deployment
+from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
 from . import kv
 from .attention_flops import attention_layers, layer_bytes_read
@@ -55,12 +64,17 @@ class Placement:
     ep: int                      # GPUs in the EP group, i.e. the decode unit
     attention_tp: int = 1        # GPUs per attention group; 1 is attention DP
     routed: bool = True          # False: a dense model's unit, a node of TP groups (no experts)
+    dcp: int = 1                 # decode context parallelism: ranks of an attention group that
+                                 # stripe each request's per-token entries (1: none)
 
     def __post_init__(self):
         check_int("ep", self.ep, minimum=1)
         check_int("attention_tp", self.attention_tp, minimum=1)
+        check_int("dcp", self.dcp, minimum=1)
         if self.ep % self.attention_tp:
             raise ParameterError("attention_tp", self.attention_tp, f"a divisor of the EP size ({self.ep})")
+        if self.attention_tp % self.dcp:
+            raise ParameterError("dcp", self.dcp, f"a divisor of the attention TP size ({self.attention_tp})")
 
     @property
     def attention_groups(self) -> int:
@@ -68,10 +82,11 @@ class Placement:
 
     @property
     def name(self) -> str:
+        dcp = f", DCP{self.dcp}" if self.dcp > 1 else ""
         if not self.routed:
-            return f"dense, {'DP' if self.attention_tp == 1 else f'TP{self.attention_tp}'} x {self.attention_groups}"
+            return f"dense, {'DP' if self.attention_tp == 1 else f'TP{self.attention_tp}'}{dcp} x {self.attention_groups}"
         attention = "attention DP" if self.attention_tp == 1 else f"attention TP{self.attention_tp}"
-        return f"EP{self.ep}, {attention}"
+        return f"EP{self.ep}, {attention}{dcp}"
 
 
 @dataclass(frozen=True)
@@ -147,33 +162,57 @@ def _head_share(kv_heads: int, attention_tp: int) -> float:
     return max(kv_heads // attention_tp, 1) / kv_heads if kv_heads else 1.0
 
 
+def dcp_stripes(model: str) -> tuple[str, ...]:
+    """The cache kinds decode context parallelism stripes for ``model``: those of the first engine
+    (``specs.engines``) that has DCP for its family; none where no engine has it."""
+    family = model_spec(model).raw.get("family")
+    for e in engines():
+        if e.supports("decode_context_parallel", family):
+            return e.feature("decode_context_parallel").stripes
+    return ()
+
+
+def _split(g, attention_tp: int, dcp: int, striped: tuple[str, ...]) -> float:
+    """The share of group ``g``'s bytes one rank of an attention group holds or reads: per-head
+    kinds split by heads, the kinds DCP stripes split over its ``dcp`` ranks, the rest whole."""
+    if g.kind == "mha":
+        return _head_share(g["kv_heads"], attention_tp)
+    if g.kind in PER_HEAD:
+        return 1 / attention_tp
+    return 1 / dcp if g.kind in striped else 1.0
+
+
 @cache
-def request_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
-    """Bytes of one request's cache on one GPU of an attention group of ``attention_tp`` GPUs."""
+def request_share(model: str, context: int, attention_tp: int, a: Assumptions, dcp: int = 1) -> float:
+    """Bytes of one request's cache on one GPU of an attention group of ``attention_tp`` GPUs, of
+    which ``dcp`` stripe the per-token entries DCP applies to (``dcp_stripes``)."""
     if a.inputs != "public":
         return request_bytes(model, context, a.inputs)
-    out = 0.0
-    for g, b in kv.group_bytes(model_spec(model), context, a.kv_dtype, a.state_dtype):
-        if g.kind == "mha":
-            out += b * _head_share(g["kv_heads"], attention_tp)
-        elif g.kind in PER_HEAD:
-            out += b / attention_tp
-        else:
-            out += b
-    return out
+    striped = dcp_stripes(model) if dcp > 1 else ()
+    return sum(b * _split(g, attention_tp, dcp, striped)
+               for g, b in kv.group_bytes(model_spec(model), context, a.kv_dtype, a.state_dtype))
+
+
+def _read_split(g, attention_tp: int, dcp: int, striped: tuple[str, ...]) -> float:
+    """The share of what attention layers ``g`` (``calc.attention_flops``) read that one rank reads:
+    its K/V heads of a GQA cache; its stripe of MLA latents (and of V3.2's indexer keys) under DCP;
+    otherwise every entry."""
+    if g.kv_heads:
+        return _head_share(g.kv_heads, attention_tp)
+    return 1 / dcp if g.kind in ("mla", "dsa") and "mla" in striped else 1.0
 
 
 @cache
-def read_share(model: str, context: int, attention_tp: int, a: Assumptions) -> float:
+def read_share(model: str, context: int, attention_tp: int, a: Assumptions, dcp: int = 1) -> float:
     """Bytes of one request's cache one GPU reads in a decode step: what its attention touches
     (``calc.attention_flops``: MLA's every latent; V4's window, the top-k CSA entries, every HCA
-    entry and every indexer key; this rank's K/V heads of a GQA cache) plus the KDA state, split by
-    heads. The article's figures read the
-    whole cache."""
+    entry and every indexer key; this rank's K/V heads of a GQA cache; this rank's stripe under
+    DCP) plus the KDA state, split by heads. The article's figures read the whole cache."""
     if a.inputs != "public":
         return request_share(model, context, attention_tp, a)
     spec = model_spec(model)
-    touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype) * _head_share(g.kv_heads, attention_tp)
+    striped = dcp_stripes(model) if dcp > 1 else ()
+    touched = sum(g.layers * layer_bytes_read(spec, g, context, a.kv_dtype) * _read_split(g, attention_tp, dcp, striped)
                   for g in attention_layers(spec) if g.kind != "kda")
     state = sum(b for g, b in kv.group_bytes(spec, context, a.kv_dtype, a.state_dtype) if g.kind == "kda")
     return touched + state / attention_tp
@@ -186,7 +225,7 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
     capacity = a.capacity_bytes(g)
     expert, other = _weights(model, placement, a)
-    share = request_share(model, context, placement.attention_tp, a)
+    share = request_share(model, context, placement.attention_tp, a, placement.dcp)
     room = a.usable_fraction * capacity - expert - other - a.overhead_bytes
     requests = max(int(room // share), 0)       # share > 0: a request of one token holds bytes
     return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
@@ -198,13 +237,42 @@ def _heads(model: str) -> list[int]:
     return [h for h in (c.get("num_attention_heads"), c.get("linear_attn_config.num_heads")) if h]
 
 
+def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:
+    """Whether engine ``e`` has every feature placement ``p`` needs for ``model`` under ``a``: its
+    parallelism, its KV dtype, and DCP for the model's family (with attention DP where it has one)."""
+    family = model_spec(model).raw.get("family")
+    kv_dtypes = e.feature("kv_cache_dtype")
+    if a.inputs == "public" and (kv_dtypes is None or a.kv_dtype not in kv_dtypes.values):
+        return False
+    needs = ["tensor_parallel"] if p.attention_tp > 1 else []
+    if p.routed:
+        needs += ["expert_parallel"] + (["data_parallel"] if p.attention_groups > 1 else [])
+        needs += ["redundant_experts"] if a.redundant_experts else []
+    elif p.attention_groups > 1:
+        needs.append("replicas")
+    if not all(e.supports(n) for n in needs):
+        return False
+    if p.dcp > 1:
+        dcp = e.feature("decode_context_parallel")
+        return (e.supports("decode_context_parallel", family)
+                and (p.attention_groups == 1 or dcp.with_attention_dp))
+    return True
+
+
+def engine_for(model: str, placement: Placement, a: Assumptions) -> Engine | None:
+    """The first engine of ``specs.engines`` that can launch ``placement`` for ``model`` under
+    ``a`` (its parallelism, its KV dtype, DCP for the model's family); None where none can."""
+    return next((e for e in engines() if can_launch(e, model, placement, a)), None)
+
+
 @cache
 def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     """The placements a planner tries: whole-node EP sizes up to ``a.max_ep`` GPUs that spread the
     expert slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
-    attention heads, the node and the EP size. A dense model has no experts to spread: its unit is
-    one node of TP groups, each holding its share of every weight (``weights_per_gpu``) and serving
-    requests of its own, so a bigger unit would only repeat the node."""
+    attention heads, the node and the EP size, times DCP sizes that divide the attention TP, up to
+    ``a.max_dcp``; of these, those some engine can launch (``engine_for``). A dense model has no
+    experts to spread: its unit is one node of TP groups, each holding its share of every weight
+    (``weights_per_gpu``) and serving requests of its own, so a bigger unit would only repeat the node."""
     n = a.gpus_per_node
     dense = not is_moe(model)
     if dense:
@@ -217,12 +285,16 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     out = []
     for e in eps:
         for t in tps:
-            if e % t == 0:
-                try:
-                    _check_tp(model, t, a)
-                except ParameterError:
-                    continue
-                out.append(Placement(e, t, routed=not dense))
+            if e % t:
+                continue
+            try:
+                _check_tp(model, t, a)
+            except ParameterError:
+                continue
+            for c in (c for c in range(1, min(t, a.max_dcp) + 1) if t % c == 0):
+                p = Placement(e, t, routed=not dense, dcp=c)
+                if engine_for(model, p, a) is not None:
+                    out.append(p)
     return tuple(out)
 
 

@@ -13,6 +13,8 @@ beside the one priced.
 
 from __future__ import annotations
 
+import shlex
+
 from .. import specs
 from ..calc import fleet, kv
 from ..calc.placement import GPUMemory, memory, placements
@@ -20,6 +22,7 @@ from ..calc.request import model_weight_bytes
 from ..errors import ParameterError
 from ..specs.lookup import shipped_state_dtype
 from ..specs.serving import Assumptions, weight_scenarios
+from . import launch
 
 GB = 1e9
 WIDTH = 100
@@ -41,6 +44,7 @@ def state_note(r: dict) -> str:
 def memory_dict(m: GPUMemory) -> dict:
     """One decode GPU of a placement: what it holds and how many requests fit beside it."""
     return {"placement": m.placement.name, "ep": m.placement.ep, "attention_tp": m.placement.attention_tp,
+            "dcp": m.placement.dcp,
             "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
             "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
             "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
@@ -48,8 +52,11 @@ def memory_dict(m: GPUMemory) -> dict:
 
 
 def plan_dict(p: fleet.Plan) -> dict:
-    """A plan: its decode GPU (``memory_dict``) and its node counts."""
-    return {**memory_dict(p.decode), "requests_per_unit": p.requests_per_unit, "units": p.units,
+    """A plan: its decode GPU (``memory_dict``), its node counts, the engine that launches it and
+    each able engine's command lines (``views.launch``)."""
+    engine = p.engine
+    return {**memory_dict(p.decode), "engine": engine.label if engine else None, "launch": launch.as_dict(p),
+            "requests_per_unit": p.requests_per_unit, "units": p.units,
             "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
             "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
 
@@ -128,7 +135,7 @@ def table(r: dict) -> str:
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
     lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
                  "(GB a GPU; nodes decode + prefill at P:D)")
-    widths = [21, 8, 8, 5, 13, 6, 7, 7, 6]
+    widths = [27, 7, 7, 4, 11, 5, 6, 7, 6]
     if rows:
         lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
                            "prefill", "nodes"], widths))
@@ -151,7 +158,25 @@ def table(r: dict) -> str:
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
         lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
                      f"{b['nodes_by_work']:,} in all")
-    return "\n".join(_wrap(line) for line in lines)
+        for launch in b["launch"].values():
+            lines.append(f"{launch['engine']}, first node of each decode unit of "
+                         f"{launch['decode_nodes_per_unit']} (the others take their own rank):")
+            lines += _command_lines(launch["decode"])
+    return "\n".join(line if line.endswith("\\") or line.startswith("  ") and "--" in line else _wrap(line)
+                     for line in lines)
+
+
+def _command_lines(command: str) -> list[str]:
+    """A command line within ``WIDTH`` columns, each line but the last ending in a backslash, so
+    it pastes into a shell as it is."""
+    words, lines = shlex.split(command), []
+    for w in words:
+        w = shlex.quote(w)
+        if lines and len(lines[-1]) + len(w) < WIDTH - 2:
+            lines[-1] += " " + w
+        else:
+            lines.append("  " + w)
+    return [line + " \\" for line in lines[:-1]] + lines[-1:]
 
 
 def _wrap(line: str) -> str:

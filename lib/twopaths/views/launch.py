@@ -1,0 +1,109 @@
+"""A plan as the command lines that launch it: for each engine of ``specs.engines`` that can launch
+both its decode and its prefill unit (``calc.placement.engine_for``), the command of the first node
+of each unit, with the flags the engine table names.
+
+A unit of ``ep`` GPUs spans ``ep / gpus_per_node`` nodes; every node runs the same command with its
+own rank (SGLang's ``--node-rank``, vLLM's ``--data-parallel-start-rank``), and ``HEAD`` stands for
+the first node's address. ``commands(plan)`` gives ``{engine id: Launch}``; ``as_dict`` what the
+``plan`` command prints under ``plans[].launch``.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+from dataclasses import asdict, dataclass
+
+from ..calc.placement import Placement, can_launch
+from ..specs import model as model_spec
+from ..specs.engines import Engine, engines
+from ..specs.serving import Assumptions
+
+PORT = 5000
+
+
+@dataclass(frozen=True)
+class Launch:
+    engine: str                  # "vLLM 0.33.0"
+    decode: str                  # the first decode node's command
+    prefill: str                 # the first prefill node's command
+    decode_nodes_per_unit: int
+    prefill_nodes_per_unit: int
+
+
+def model_path(model: str) -> str:
+    """What an engine loads: the registry's Hugging Face repo, else the config's own name, else the
+    repo a corpus file names (AIConfigurator's ``Org--Model``)."""
+    spec = model_spec(model)
+    return spec.raw.get("repo") or spec.config.get("_name_or_path") or spec.id.replace("--", "/", 1)
+
+
+def _flag(e: Engine, feature: str, value=None) -> list[str]:
+    f = e.feature(feature)
+    return [*f.flag.split(), *([] if value is None else [str(value)]), *f.extra]
+
+
+def _sglang(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
+    args = _flag(e, "tensor_parallel", p.ep)
+    if p.routed:
+        args += _flag(e, "expert_parallel", p.ep)
+        args += _flag(e, "data_parallel", p.attention_groups) if p.attention_groups > 1 else []
+        args += _flag(e, "redundant_experts", a.redundant_experts) if a.redundant_experts else []
+    else:
+        args = _flag(e, "tensor_parallel", p.attention_tp)
+        args += _flag(e, "replicas", p.attention_groups) if p.attention_groups > 1 else []
+    args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
+    if nodes > 1:       # not in engines.yaml: SGLang's multi-node flags, checked in tests/data/engines
+        args += ["--nnodes", str(nodes), "--node-rank", "0", "--dist-init-addr", f"HEAD:{PORT}"]
+    return args
+
+
+def _vllm(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
+    args = _flag(e, "tensor_parallel", p.attention_tp) if p.attention_tp > 1 else []
+    if p.attention_groups > 1:
+        args += _flag(e, "data_parallel" if p.routed else "replicas", p.attention_groups)
+    if p.routed:
+        args += _flag(e, "expert_parallel")
+        if a.redundant_experts:
+            args += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": a.redundant_experts})]
+    args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
+    if nodes > 1:       # each node runs its share of the data-parallel ranks
+        args += ["--data-parallel-size-local", str(p.attention_groups // nodes), "--data-parallel-address", "HEAD",
+                 "--data-parallel-start-rank", "0"]
+    return args
+
+
+BUILD = {"sglang": _sglang, "vllm": _vllm}
+
+
+def unit_nodes(p: Placement, a: Assumptions) -> int:
+    """Nodes one unit of ``p`` spans (a dense unit is one node)."""
+    return max(p.ep // a.gpus_per_node, 1) if p.routed else 1
+
+
+def command(e: Engine, model: str, p: Placement, a: Assumptions, role: str) -> str:
+    """The command of the first node of a ``role`` ("decode" or "prefill") unit of placement ``p``."""
+    nodes = unit_nodes(p, a)
+    head = [*e.command.split(), *(["--model-path"] if e.id == "sglang" else []), model_path(model)]
+    args = BUILD[e.id](e, p, a, role, nodes)
+    args += _flag(e, "kv_cache_dtype", e.feature("kv_cache_dtype").values[a.kv_dtype])
+    args += _flag(e, "memory_fraction", f"{a.usable_fraction:g}")
+    args += _flag(e, "disaggregation", e.feature("disaggregation").values[role])
+    return shlex.join(head + args)
+
+
+def commands(plan) -> dict[str, Launch]:
+    """``{engine id: Launch}`` for each engine that can launch both of ``plan``'s units."""
+    a, model = plan.assumptions, plan.model
+    decode, prefill = plan.placement, plan.prefill.unit
+    out = {}
+    for e in engines():
+        if e.id in BUILD and all(can_launch(e, model, p, a) for p in (decode, prefill)):
+            out[e.id] = Launch(e.label, command(e, model, decode, a, "decode"),
+                               command(e, model, prefill, a, "prefill"), unit_nodes(decode, a), unit_nodes(prefill, a))
+    return out
+
+
+def as_dict(plan) -> dict:
+    """``commands(plan)`` as plain data."""
+    return {k: asdict(v) for k, v in commands(plan).items()}
