@@ -119,7 +119,7 @@ def serving(args, model: str | None = None) -> Assumptions:
     if args.gpus_per_node is not None:
         n = check_int("gpus_per_node", args.gpus_per_node, minimum=1)
         changes.update(gpus_per_node=n, max_attention_tp=min(a.max_attention_tp, n))
-        changes["max_dcp"] = min(a.max_dcp, changes["max_attention_tp"])
+        changes["max_dcp"] = min(a.max_dcp, n)
     if args.max_dcp is not None:
         changes["max_dcp"] = args.max_dcp
     return a.but(**changes)

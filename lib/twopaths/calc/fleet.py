@@ -175,13 +175,13 @@ def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Place
         per_unit = p.attention_groups * m.requests
         units = math.ceil(work.resident / per_unit)
         d_nodes = _units(units * p.ep, a)
-        key = (d_nodes, p.ep, p.attention_tp)
+        key = (d_nodes, p.ep, p.attention_tp, p.dcp)
         if best is None or key < best[0]:
             best = (key, m, per_unit, units, d_nodes)
-    if best is None:
+    unit = prefill_unit(model, gpu, work.context, a)
+    if best is None or unit is None:        # no decode unit, or no prefill unit holds a request
         return None
     _, m, per_unit, units, d_nodes = best
-    unit = prefill_unit(model, gpu, work.context, a)
     return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit))
 
 
@@ -225,8 +225,11 @@ def smallest_change(model: str, gpu: str, a: Assumptions, work: Workload,
         return "FP8 non-expert weights (weights='fp8-non-expert')"
     if a.inputs == "public" and a.kv_dtype == "bf16" and fits(model, gpu, a.but(kv_dtype="fp8"), work):
         return "an FP8 cache (kv_dtype='fp8')"
+    # a prefill unit must hold one whole request without DCP, so the HBM it needs sets the floor
+    whole = [p for p in _candidates(model, a, placement) if p.dcp == 1] or [
+        p for p in placements(model, a) if p.dcp == 1]
     need = min(m.weights + m.overhead_bytes + m.request_bytes
-               for m in (memory(model, gpu, p, work.context, a) for p in _candidates(model, a, placement)))
+               for m in (memory(model, gpu, p, work.context, a) for p in whole))
     return f"a GPU with at least {need / a.usable_fraction / 1e9:.1f} GB of HBM"
 
 

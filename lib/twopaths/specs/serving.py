@@ -69,7 +69,7 @@ class Assumptions:
         check_choice("state_dtype", self.state_dtype, STATE_DTYPES)
         check_choice("weights", self.weights, list(weight_scenarios()))
         check_int("max_attention_tp", self.max_attention_tp, minimum=1, maximum=self.gpus_per_node)
-        check_int("max_dcp", self.max_dcp, minimum=1, maximum=self.max_attention_tp)
+        check_int("max_dcp", self.max_dcp, minimum=1, maximum=self.gpus_per_node)   # within each TP group
         check_int("max_ep", self.max_ep, minimum=self.gpus_per_node)
         check_int("redundant_experts", self.redundant_experts, minimum=0)
         check_int("gpus_per_node", self.gpus_per_node, minimum=1)

@@ -31,6 +31,7 @@ from ..machinery.report import Column, Table, markdown_table, table
 from ..specs import model as model_spec
 from ..specs.deployment import scenarios, workload
 from ..specs.serving import Assumptions, assumptions, source, weight_scenarios
+from . import launch
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
 HEADLINE_GPUS = ("h200", "b300")
@@ -93,6 +94,15 @@ def plan_row(p: fleet.Plan) -> list:
 def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
     """One row per plan: its layout, one decode GPU's memory and the node counts."""
     return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans])
+
+
+def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
+    """One row per plan and engine that launches it (``views.launch``): the engine, the nodes of a
+    decode unit and the command of its first node, which the others run with their own rank."""
+    rows = [[model_name(p.model), p.gpu.upper(), p.placement.name, cmd.engine, cmd.decode_nodes_per_unit, cmd.decode]
+            for p in plans for cmd in launch.commands(p).values()]
+    return table(title, ["model", "GPU", "decode unit", "engine", Column("nodes a unit", "nodes", "{:,}"),
+                         "first decode node's command"], rows)
 
 
 def memory_table(p: fleet.Plan, title: str = "") -> Table:
