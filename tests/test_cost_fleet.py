@@ -93,7 +93,8 @@ def test_shared_steps_put_every_plan_on_one_grid_that_holds_each_full_batch():
     x, steps = decode.shared_steps({"k": small, "v": large, "none": "no plan"},
                                    {"k": None, "v": 7e12, "none": None})
     assert {small.decode.requests, large.decode.requests} <= set(x) and x[0] == 1
-    n = list(x).index(small.decode.requests)
-    assert steps["k"][n] == decode.plan_step(small).step and np.isnan(steps["k"][n + 1:]).all()
-    assert steps["v"][-1] == decode.plan_step(large, bandwidth=7e12).step
+    for key, p, bw in (("k", small, None), ("v", large, 7e12)):     # each curve ends at its full GPU
+        n = list(x).index(p.decode.requests)
+        assert steps[key][n] == decode.plan_step(p, bandwidth=bw).step and np.isnan(steps[key][n + 1:]).all()
+        assert not np.isnan(steps[key][:n + 1]).any()
     assert np.isnan(steps["none"]).all() and len(steps["none"]) == len(x)

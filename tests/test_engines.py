@@ -22,8 +22,8 @@ from twopaths.views import launch, plan_report
 
 DATA = Path(__file__).parent / "data" / "engines"
 K3, V4, V32 = "kimi-k3", "deepseek-v4-pro", "deepseek-v3.2"
-BOOK = assumptions("book")
-DCP = BOOK.but(max_dcp=8)
+DCP = assumptions("book")                     # the book's preset tries DCP up to 8
+BOOK = DCP.but(max_dcp=1)                     # the same without it
 HEADLINE = fleet.workload(rho=0.25)           # 10,000 sessions x 500K tokens, a quarter resident
 
 
@@ -123,6 +123,7 @@ def test_dcp_goes_only_where_an_engine_has_it():
     assert engine_for(V32, Placement(64, 8, dcp=4), DCP) is not None
     assert all(p.dcp == 1 for p in placement.placements(V4, DCP))
     assert all(p.dcp == 1 for p in placement.placements(K3, BOOK))   # max_dcp 1: none tried
+    assert DCP.max_dcp == 8
     assert engine_for(K3, Placement(64, 8), BOOK.but(kv_dtype="fp32")) is None   # no engine caches FP32
     with pytest.raises(Exception, match="dcp"):
         Placement(64, 4, dcp=8)                    # DCP inside the attention group only

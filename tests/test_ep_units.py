@@ -44,7 +44,7 @@ def test_experts_that_split_over_no_whole_node_ep_say_so(sixty):
     # four replicas make 64 slots, which split over one node
     assert placement.no_unit_reason(sixty, A.but(redundant_experts=4)) is None
     # nodes of 6 GPUs: 896 = 2^7 x 7 has no multiple of 6 among its divisors
-    assert "6-GPU nodes" in placement.no_unit_reason(K3, A.but(gpus_per_node=6, max_attention_tp=2))
+    assert "6-GPU nodes" in placement.no_unit_reason(K3, A.but(gpus_per_node=6, max_attention_tp=2, max_dcp=2))
 
 
 def test_unit_rows_are_one_gpu_of_each_unit_with_dp_and_the_widest_tp():

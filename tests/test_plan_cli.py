@@ -76,15 +76,16 @@ def test_json_is_the_library_plan(capsys, model):
     valid = [p for p in placements(model, a) if memory(model, "h200", p, 500_000, a).valid]
     assert {p["placement"] for p in r["plans"]} == {p.name for p in valid}
     for row in r["plans"]:
-        p = fleet.plan(model, "h200", a, work, placement=fleet.Placement(row["ep"], row["attention_tp"]))
+        p = fleet.plan(model, "h200", a, work,
+                       placement=fleet.Placement(row["ep"], row["attention_tp"], dcp=row["dcp"]))
         assert row == plan_report.plan_dict(p)
     assert [p["nodes"] for p in r["plans"]] == sorted(p["nodes"] for p in r["plans"])
     assert r["plans"][0]["nodes"] == b["nodes"]
 
 
 def test_headline_matches_the_book(capsys):
-    # The book's headline (chapter 11, glued in results/default.json): K3 294 nodes on EP112 with
-    # attention TP2, V4-Pro 23 nodes on EP64 with attention DP, at 10,000 x 500K and rho 0.25.
+    # The book's headline (chapter 11, glued in results/default.json): K3 80 nodes on EP224 with
+    # attention TP8 and DCP8, V4-Pro 23 nodes on EP64 with attention DP, at 10,000 x 500K and rho 0.25.
     glued = json.loads((ROOT / "results/default.json").read_text())["notebooks"]["11-prefill-decode"]["values"]
     for model, tag in (("kimi-k3", "k3"), ("deepseek-v4-pro", "v4")):
         b = as_json(capsys, model, *HEADLINE)["best"]
@@ -92,7 +93,7 @@ def test_headline_matches_the_book(capsys):
         assert b["placement"] == glued[f"plan_{tag}_h200_rho25_layout"]["value"]
         assert b["decode_nodes"] == glued[f"plan_{tag}_h200_rho25_d_nodes"]["value"]
     k3, v4 = as_json(capsys, "kimi-k3", *HEADLINE)["best"], as_json(capsys, "deepseek-v4-pro", *HEADLINE)["best"]
-    assert (k3["placement"], k3["nodes"]) == ("EP112, attention TP2", 294)
+    assert (k3["placement"], k3["nodes"], k3["engine"]) == ("EP224, attention TP8, DCP8", 80, "vLLM 0.33.0")
     assert (v4["placement"], v4["nodes"]) == ("EP64, attention DP", 23)
 
 
@@ -147,7 +148,7 @@ def test_the_state_dtype_priced_is_named_beside_the_shipped_one(capsys):
 def test_flags_reach_the_assumptions(capsys):
     r = as_json(capsys, "deepseek-v4-pro", "--gpu", "GB200", "--formats", "fp8", "--kv-dtype", "fp8",
                 "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
-    a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4)
+    a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4, max_dcp=4)
     assert r["assumptions"] == a.as_dict()
     assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000}
     assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))

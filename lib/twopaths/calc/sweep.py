@@ -83,14 +83,15 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
                 mems = [memory(m, g, p, t, a) for p in options]
                 held = np.array([p.attention_groups * x.requests for p, x in zip(options, mems)], dtype=float)
                 ep = np.array([p.ep for p in options], dtype=float)
-                if not (held > 0).any():
+                unit = prefill_unit(m, g, t, a)          # a prefill unit holds a whole request
+                if not (held > 0).any() or unit is None:
                     continue
                 with np.errstate(divide="ignore"):
                     units = _ceil(resident[..., None] / held)                  # (conc, rho, placement)
                 d = np.where(held > 0, _ceil(units * ep / n), np.inf)
                 best = np.argmin(d, axis=-1)                                   # first minimum: smaller unit
                 d_best = np.take_along_axis(d, best[..., None], -1)[..., 0]
-                unit_nodes = _ceil(prefill_unit(m, g, t, a).placement.ep / n)
+                unit_nodes = _ceil(unit.placement.ep / n)
                 p = unit_nodes * _ceil(_ceil(d_best[..., None] / pds) / unit_nodes)
                 per_unit[i, j, :, k] = held[best][..., None]
                 d_nodes[i, j, :, k] = d_best[..., None]
