@@ -172,3 +172,18 @@ def test_the_plan_command_chooses_dcp_and_prints_its_launch_flags(capsys):
     assert max(map(len, text.splitlines())) <= plan_report.WIDTH
     pasted = text[text.index("vllm serve"):].split("\n  prefill")[0]
     assert shlex.split(pasted.replace("\\\n", " ")) == shlex.split(best["launch"]["vllm"]["decode"])
+
+
+def test_a_sliding_window_splits_by_heads_under_attention_tp():
+    """Llama 4 Scout: its chunked layers are GQA windows; attention TP splits them by K/V heads, as
+    it splits the full layers (8 K/V heads: TP8 holds one head of each)."""
+    from twopaths.specs.lookup import resolve_model
+    scout = resolve_model("meta-llama--Llama-4-Scout-17B-16E-Instruct")
+    c = model(scout).config
+    heads, d = c["num_key_value_heads"], c["head_dim"]
+    chunk, layers = c["attention_chunk_size"], c["num_hidden_layers"]
+    chunked = layers * 3 // 4                                    # 3 of every 4 layers are chunked
+    tokens = 500_000
+    whole = chunked * min(tokens, chunk) * heads * 2 * d * 2 + (layers - chunked) * tokens * heads * 2 * d * 2
+    assert placement.request_share(scout, tokens, 1, DCP) == whole
+    assert placement.request_share(scout, tokens, 8, DCP) == whole / 8

@@ -98,19 +98,20 @@ def _groups(name):
 def test_family_groups():
     assert _groups("mistralai--Mixtral-8x7B-v0.1") == [
         ("mha", 32, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
-    sliding = {"window": 128, "entry_dim": 8 * 128, "rope_dim": 0}         # 8 KV heads x (K 64 + V 64)
+    # 8 KV heads x (K 64 + V 64); the heads are kept so attention TP splits the window
+    sliding = {"window": 128, "entry_dim": 8 * 128, "rope_dim": 0, "kv_heads": 8}
     assert _groups("openai--gpt-oss-20b") == [("mha", 12, {"kv_heads": 8, "head_dim_k": 64, "head_dim_v": 64}),
                                              ("window", 12, sliding)]
     assert _groups("google--gemma-4-26B-A4B") == [
-        ("window", 25, {"window": 1024, "entry_dim": 8 * 512, "rope_dim": 0}),
+        ("window", 25, {"window": 1024, "entry_dim": 8 * 512, "rope_dim": 0, "kv_heads": 8}),
         ("mha", 5, {"kv_heads": 2, "head_dim_k": 512, "head_dim_v": 512})]
     assert _groups("XiaomiMiMo--MiMo-V2-Flash") == [
         ("mha", 9, {"kv_heads": 4, "head_dim_k": 192, "head_dim_v": 128}),
-        ("window", 39, {"window": 128, "entry_dim": 8 * 320, "rope_dim": 0})]
+        ("window", 39, {"window": 128, "entry_dim": 8 * 320, "rope_dim": 0, "kv_heads": 8})]
     assert _groups("zai-org--GLM-5") == [("mla", 78, {"kv_lora_rank": 512, "rope_dim": 64}),
                                          ("indexer", 78, {"ratio": 1, "index_dim": 128})]
     assert _groups("meta-llama--Llama-4-Scout-17B-16E-Instruct") == [          # 3 of 4 layers chunked
-        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0, "label": "attention chunk"}),
+        ("window", 36, {"window": 8192, "entry_dim": 8 * 256, "rope_dim": 0, "kv_heads": 8, "label": "attention chunk"}),
         ("mha", 12, {"kv_heads": 8, "head_dim_k": 128, "head_dim_v": 128})]
     assert _groups("Qwen--Qwen3.5-35B-A3B") == [
         ("kda", 30, {"heads": 16, "head_dim_k": 128, "head_dim_v": 128, "conv_kernel": 4, "value_heads": 32,

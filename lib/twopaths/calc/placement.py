@@ -175,7 +175,7 @@ def dcp_stripes(model: str) -> tuple[str, ...]:
 def _split(g, attention_tp: int, dcp: int, striped: tuple[str, ...]) -> float:
     """The share of group ``g``'s bytes one rank of an attention group holds or reads: per-head
     kinds split by heads, the kinds DCP stripes split over its ``dcp`` ranks, the rest whole."""
-    if g.kind == "mha":
+    if g.kind == "mha" or g.kind == "window" and "kv_heads" in g.dims:    # GQA heads, full or windowed
         return _head_share(g["kv_heads"], attention_tp)
     if g.kind in PER_HEAD:
         return 1 / attention_tp

@@ -109,8 +109,10 @@ def _kv(r: Reader, heads_key="num_key_value_heads", dim_key=None, v_key=None) ->
 
 
 def _sliding(r: Reader, kv: dict, window: int) -> dict:
-    """A GQA layer that keeps the last ``window`` tokens: one window entry is every KV head's K and V."""
-    return {"window": window, "entry_dim": kv["kv_heads"] * (kv["head_dim_k"] + kv["head_dim_v"]), "rope_dim": 0}
+    """A GQA layer that keeps the last ``window`` tokens: one window entry is every KV head's K and V
+    (``kv_heads`` kept, so attention TP splits the window by heads as it splits a full layer's)."""
+    return {"window": window, "entry_dim": kv["kv_heads"] * (kv["head_dim_k"] + kv["head_dim_v"]), "rope_dim": 0,
+            "kv_heads": kv["kv_heads"]}
 
 
 def gqa_groups(c: dict) -> list[CacheGroup]:
