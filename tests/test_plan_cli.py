@@ -193,7 +193,7 @@ def test_no_valid_plan_names_the_smallest_change(capsys):
     (["--formats", "int4"], "--formats", "fp8-non-expert"),
     (["--format", "yaml"], "--format", "json"),
     (["--gpus-per-node", "0"], "--gpus-per-node", ">= 1"),
-    (["--gpus-per-node", "3"], "--gpus-per-node", "expert slots evenly"),
+    (["--gpus-per-node", "3"], "MODEL: got 'kimi-k3'", "expert slots per layer split evenly over no EP size of whole 3-GPU"),
     (["--gpus-per-node", "two"], "--gpus-per-node", "invalid int"),
 ])
 def test_bad_flag_gets_one_line_naming_it(capsys, argv, flag, allowed):
@@ -404,3 +404,19 @@ def test_gpu_spec_file_adds_accelerators(capsys, tmp_path):
 def test_bad_gpu_spec_file_names_the_flag(capsys, tmp_path, text, allowed):
     status, out, err = run(capsys, "kimi-k3", "--gpu-spec", written(tmp_path / "gpus.json", text), "--gpu", "x")
     assert status == 2 and out == "" and allowed in err.strip().splitlines()[-1]
+
+
+def test_a_model_no_node_size_spreads_is_refused_for_its_experts(capsys, tmp_path):
+    """60 routed experts split over no whole-node EP size: the command names the model and its
+    expert slots, not the node size, and a top-k above the expert count is refused by name."""
+    c = json.loads(Path(corpus("Qwen--Qwen3-235B-A22B")).read_text())
+    path = tmp_path / "sixty" / "config.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps({**c, "num_experts": 60}))
+    status, out, err = run(capsys, str(path))
+    last = err.strip().splitlines()[-1]
+    assert status == 2 and out == "" and last.startswith("python -m twopaths.plan: error: MODEL: got ")
+    assert "60 expert slots per layer split evenly over no EP size of whole 8-GPU nodes" in last
+    path.write_text(json.dumps({**c, "num_experts_per_tok": 200}))
+    status, out, err = run(capsys, str(path))
+    assert status == 2 and "num_experts_per_tok: got 200; allowed: at most the 128 routed experts" in err

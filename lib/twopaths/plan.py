@@ -16,7 +16,7 @@ import sys
 
 from . import specs
 from .calc import fleet, kv
-from .calc.placement import placements
+from .calc.placement import no_unit_reason, placements
 from .errors import ParameterError, check_int
 from .specs.lookup import add_gpu_file, resolve_model, shipped_state_dtype
 from .specs.serving import KV_DTYPES, STATE_DTYPES, Assumptions, assumptions, weight_scenarios
@@ -145,9 +145,10 @@ def main(argv: list[str] | None = None) -> int:
         rho = default_rho() if args.rho is None else args.rho
         work = fleet.workload(args.concurrency, args.context, rho)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
-        if not placements(model, a):
-            cli.error(f"--gpus-per-node: got {a.gpus_per_node}; allowed: a node size whose multiples up "
-                      f"to {a.max_ep} GPUs spread {model}'s expert slots evenly")
+        if not placements(model, a):     # say why: the expert slots, or no engine for the layout
+            cli.error(f"MODEL: got {args.model!r}; allowed: a model the planner can place: "
+                      + (no_unit_reason(model, a) or "no engine of specs/engines.yaml launches its units")
+                      + " (--gpus-per-node changes the node size)")
         r = report(model, gpu, a, work)
     except ParameterError as e:
         cli.error(flag_message(e))

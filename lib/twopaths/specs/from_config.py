@@ -375,6 +375,18 @@ def shipped_state_dtype(c: dict) -> str | None:
     return None
 
 
+EXPERT_KEYS = ("n_routed_experts", "num_local_experts", "num_experts")
+TOP_K_KEYS = ("num_experts_per_tok", "num_experts_per_token")
+
+
+def _check_top_k(c: dict) -> None:
+    """A token picks at most as many experts as a layer routes to."""
+    experts = next((c[k] for k in EXPERT_KEYS if c.get(k)), None)
+    key = next((k for k in TOP_K_KEYS if c.get(k)), None)
+    if experts and key and c[key] > experts:
+        raise ParameterError(key, c[key], f"at most the {experts} routed experts of a layer")
+
+
 def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
                 params: tuple[float, float] | None = None, source: str = "", extra: dict | None = None) -> ModelSpec:
     """The public-assumption spec of a model from its config.json (a path or a dict).
@@ -391,6 +403,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     for key in POSITIVE & c.keys():              # dimensions only the parameter counter reads
         if c[key] is not None:
             r.dim(key)
+    _check_top_k(c)
     groups = tuple(family.groups(c))
     label = id or _label(path_or_dict, c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
