@@ -13,8 +13,8 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
     by heads, the output head and dense FFN by columns; ``specs.params.tp_replicated`` lists what
     stays whole). A request's *per-head* cache (GQA K/V heads, the KDA state)
     shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
-    entries, indexer keys) belong to no head, so every rank of the group holds all of them: TP
-    shrinks the weights but not those caches, which is why both models serve attention with DP.
+    entries, indexer keys) belong to no head, so under TP alone every rank of the group holds all
+    of them: TP shrinks the weights but not those caches.
   - ``dcp = c`` (decode context parallelism, dividing ``attention_tp``) stripes a request's
     per-token entries of the kinds an engine stripes (``dcp_stripes``: MLA latents and V3.2's
     indexer keys) over ``c`` ranks of its group, rank r keeping the positions p with p mod c = r;
