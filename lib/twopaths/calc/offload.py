@@ -121,9 +121,9 @@ class Swap:
 
 def swap(plan, w_decode: float, host_bytes_per_s: float) -> Swap:
     """Swap-in traffic of ``plan`` (a ``calc.fleet.Plan`` at its duty cycle) when a turn decodes for
-    ``w_decode`` s. Under attention TP every GPU of a group takes its share of a cache, unsharded
-    latents in full, so the fleet lands ``request_bytes x attention_tp`` a turn; off the GPUs each
-    waiting session keeps one whole cache."""
+    ``w_decode`` s. Under attention TP every GPU of a group takes its share of a cache (latents in
+    full without DCP, its stripe with it), so the fleet lands ``request_bytes x attention_tp`` a
+    turn; off the GPUs each waiting session keeps one whole cache."""
     host = check_real("host_bytes_per_s", host_bytes_per_s, minimum=0, open_min=True)
     w, a = plan.work, plan.assumptions
     landed = plan.decode.request_bytes * plan.placement.attention_tp
