@@ -72,8 +72,9 @@ def field(plan, name: str) -> float:
 
 # The article sums a unit's free memory and divides by a request, as if one pool; under attention DP
 # each GPU holds its weights and whole requests, so every count from there on rests on that method.
-POOLED = ("pools the unit's free memory across GPUs, while each GPU must hold whole requests "
-          "beside its weights (attention DP): the whole requests that fit are fewer")
+POOLED = ("pools the unit's free memory across GPUs, while each GPU must hold its share of every "
+          "request it serves beside its weights (a whole request under attention DP, a stripe of it "
+          "under decode context parallelism): the requests that fit are fewer")
 POOLED_FIELDS = ("requests_per_unit", "units", "d_nodes", "p_nodes", "nodes", "gpus")
 
 
