@@ -35,7 +35,7 @@ def test_attention_the_book_does_not_count_is_a_reason(monkeypatch):
 
 
 def test_no_valid_plan_gives_the_fix():
-    work = fleet.workload(10_000, 20_000_000)
+    work = fleet.workload(10_000, 100_000_000)      # past what DCP8 stripes onto an H200
     u = disagg.plan_or_reason(K3, "h200", A, work)
     with_fix = None
     try:
@@ -90,6 +90,6 @@ def test_tables_say_why_and_compare_with_the_first_model():
 
 
 def test_by_context_draws_the_sweep_and_stops_where_nothing_is_valid():
-    s = sweep.sweep([K3], ["h200"], A, concurrency=[1_000], context=[500_000, 20_000_000])
+    s = sweep.sweep([K3], ["h200"], A, concurrency=[1_000], context=[500_000, 100_000_000])
     y = sweep.by_context(s, "h200")[K3, 1_000]
     assert y[0] == fleet.plan(K3, "h200", A, fleet.workload(1_000, 500_000)).nodes and np.isnan(y[1])

@@ -107,7 +107,13 @@ def test_the_first_node_command_carries_the_plans_parallelism():
     assert value("--decode-context-parallel-size") == "8"
     assert value("--data-parallel-size-local") == "1"      # one group a node: 28 nodes
     assert value("--gpu-memory-utilization") == "0.9" and value("--kv-cache-dtype") == "bfloat16"
-    assert "--enable-expert-parallel" in words
+    assert "--enable-expert-parallel" in words and value("--all2all-backend") == "deepep_low_latency"
+    assert value("--mamba-ssm-cache-dtype") == "bfloat16"    # the book's BF16 state; vLLM's auto keeps FP32
+    # the prefill unit hands its cache over at the decode unit's DCP size (vLLM's NIXL check)
+    assert p.prefill.unit == Placement(32, 8, dcp=8) and p.prefill.unit_nodes == 4
+    pre = shlex.split(launch.commands(p)["vllm"].prefill)
+    assert pre[pre.index("--decode-context-parallel-size") + 1] == "8"
+    assert pre[pre.index("--all2all-backend") + 1] == "deepep_high_throughput"
     sg = launch.command(engines.engine("sglang"), V4, Placement(64, 1), BOOK, "decode").split()
     assert sg[sg.index("--tp-size") + 1] == sg[sg.index("--ep-size") + 1] == "64"     # EP = TP (deepep)
     assert sg[sg.index("--attn-dp-size") + 1] == "64" and sg[sg.index("--nnodes") + 1] == "8"
@@ -125,6 +131,9 @@ def test_dcp_goes_only_where_an_engine_has_it():
     assert all(p.dcp == 1 for p in placement.placements(K3, BOOK))   # max_dcp 1: none tried
     assert DCP.max_dcp == 8
     assert engine_for(K3, Placement(64, 8), BOOK.but(kv_dtype="fp32")) is None   # no engine caches FP32
+    # vLLM refuses a BF16 cache for DeepSeek V4 (on Hopper): SGLang launches it; FP8 both
+    assert engine_for(V4, Placement(64, 1), BOOK) == sglang
+    assert engine_for(V4, Placement(64, 1), BOOK.but(kv_dtype="fp8")) == vllm
     with pytest.raises(Exception, match="dcp"):
         Placement(64, 4, dcp=8)                    # DCP inside the attention group only
 

@@ -166,13 +166,13 @@ def test_defaults_are_the_articles_workload(capsys):
 
 
 def test_no_valid_plan_names_the_smallest_change(capsys):
-    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M")
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "100M")
     assert status == 1
     a = assumptions("book")
-    work = fleet.workload(context=10**6, rho=0.25)
+    work = fleet.workload(context=10**8, rho=0.25)
     fix = fleet.smallest_change("kimi-k3", "h100", a, work)
     assert "no valid plan" in out and fix in out.replace("\n  ", " ")
-    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "1M", "--format", "json")
+    status, out, _ = run(capsys, "kimi-k3", "--gpu", "h100", "--context", "100M", "--format", "json")
     r = json.loads(out)
     assert status == 1 and r["best"] is None and r["plans"] == [] and r["smallest_change"] == fix
 

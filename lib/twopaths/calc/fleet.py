@@ -148,10 +148,12 @@ def _candidates(model: str, a: Assumptions, placement: Placement | None) -> tupl
     return (placement,)
 
 
-def prefill_unit(model: str, gpu: str, context: int, a: Assumptions) -> GPUMemory | None:
-    """The smallest valid unit for one request (fewest GPUs, then narrowest attention TP); decode
-    context parallelism stripes decode steps, so a prefill unit has none."""
-    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a) if p.dcp == 1) if m.valid]
+def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 1) -> GPUMemory | None:
+    """The smallest valid unit for one request (fewest GPUs, then narrowest attention TP) with the
+    decode unit's DCP size ``dcp``: the caches a prefill unit hands over keep their layout, and
+    vLLM 0.33.0's NIXL transfer of a hybrid MLA + linear-attention model needs one DCP size on both
+    sides (specs/engines.yaml, disaggregation)."""
+    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a) if p.dcp == dcp) if m.valid]
     return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
 
 
@@ -176,12 +178,11 @@ def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Place
         units = math.ceil(work.resident / per_unit)
         d_nodes = _units(units * p.ep, a)
         key = (d_nodes, p.ep, p.attention_tp, p.dcp)
-        if best is None or key < best[0]:
-            best = (key, m, per_unit, units, d_nodes)
-    unit = prefill_unit(model, gpu, work.context, a)
-    if best is None or unit is None:        # no decode unit, or no prefill unit holds a request
+        if (best is None or key < best[0]) and (unit := prefill_unit(model, gpu, work.context, a, p.dcp)):
+            best = (key, m, per_unit, units, d_nodes, unit)   # a plan needs a prefill unit of its DCP size
+    if best is None:
         return None
-    _, m, per_unit, units, d_nodes = best
+    _, m, per_unit, units, d_nodes, unit = best
     return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit))
 
 
@@ -225,11 +226,8 @@ def smallest_change(model: str, gpu: str, a: Assumptions, work: Workload,
         return "FP8 non-expert weights (weights='fp8-non-expert')"
     if a.inputs == "public" and a.kv_dtype == "bf16" and fits(model, gpu, a.but(kv_dtype="fp8"), work):
         return "an FP8 cache (kv_dtype='fp8')"
-    # a prefill unit must hold one whole request without DCP, so the HBM it needs sets the floor
-    whole = [p for p in _candidates(model, a, placement) if p.dcp == 1] or [
-        p for p in placements(model, a) if p.dcp == 1]
     need = min(m.weights + m.overhead_bytes + m.request_bytes
-               for m in (memory(model, gpu, p, work.context, a) for p in whole))
+               for m in (memory(model, gpu, p, work.context, a) for p in _candidates(model, a, placement)))
     return f"a GPU with at least {need / a.usable_fraction / 1e9:.1f} GB of HBM"
 
 

@@ -242,7 +242,8 @@ def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:
     parallelism, its KV dtype, and DCP for the model's family (with attention DP where it has one)."""
     family = model_spec(model).raw.get("family")
     kv_dtypes = e.feature("kv_cache_dtype")
-    if a.inputs == "public" and (kv_dtypes is None or a.kv_dtype not in kv_dtypes.values):
+    if a.inputs == "public" and (kv_dtypes is None or a.kv_dtype not in kv_dtypes.values
+                                 or a.kv_dtype not in kv_dtypes.family_values.get(family, (a.kv_dtype,))):
         return False
     needs = ["tensor_parallel"] if p.attention_tp > 1 else []
     if p.routed:

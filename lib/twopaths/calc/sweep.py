@@ -81,17 +81,20 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
         for j, g in enumerate(gpus):
             for k, t in enumerate(ctx):
                 mems = [memory(m, g, p, t, a) for p in options]
-                held = np.array([p.attention_groups * x.requests for p, x in zip(options, mems)], dtype=float)
+                units_p = {c: prefill_unit(m, g, t, a, c) for c in {p.dcp for p in options}}
+                # a placement counts only with a prefill unit of its DCP size (fleet._plan)
+                held = np.array([p.attention_groups * x.requests if units_p[p.dcp] else 0
+                                 for p, x in zip(options, mems)], dtype=float)
                 ep = np.array([p.ep for p in options], dtype=float)
-                unit = prefill_unit(m, g, t, a)          # a prefill unit holds a whole request
-                if not (held > 0).any() or unit is None:
+                if not (held > 0).any():
                     continue
+                unit_eps = np.array([units_p[p.dcp].placement.ep if units_p[p.dcp] else n for p in options])
                 with np.errstate(divide="ignore"):
                     units = _ceil(resident[..., None] / held)                  # (conc, rho, placement)
                 d = np.where(held > 0, _ceil(units * ep / n), np.inf)
                 best = np.argmin(d, axis=-1)                                   # first minimum: smaller unit
                 d_best = np.take_along_axis(d, best[..., None], -1)[..., 0]
-                unit_nodes = _ceil(unit.placement.ep / n)
+                unit_nodes = _ceil(unit_eps[best] / n)[..., None]             # the chosen plan's prefill unit
                 p = unit_nodes * _ceil(_ceil(d_best[..., None] / pds) / unit_nodes)
                 per_unit[i, j, :, k] = held[best][..., None]
                 d_nodes[i, j, :, k] = d_best[..., None]

@@ -34,6 +34,7 @@ class Feature:
     values: dict = field(default_factory=dict)  # the book's names to the engine's
     extra: tuple[str, ...] = ()                # flags that go with this one
     with_attention_dp: bool = True             # whether it combines with attention DP
+    family_values: dict = field(default_factory=dict)   # a family's allowed subset of ``values``
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,8 @@ def _feature(d: dict) -> Feature:
     return Feature(flag=d["flag"], source=d["source"], constraint=d.get("constraint", ""),
                    families=tuple(d["families"]) if "families" in d else None,
                    stripes=tuple(d.get("stripes", ())), values=dict(d.get("values", {})),
-                   extra=tuple(d.get("extra", ())), with_attention_dp=d.get("with_attention_dp", True))
+                   extra=tuple(d.get("extra", ())), with_attention_dp=d.get("with_attention_dp", True),
+                   family_values={k: tuple(v) for k, v in d.get("family_values", {}).items()})
 
 
 @cache

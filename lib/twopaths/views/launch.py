@@ -63,7 +63,7 @@ def _vllm(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> lis
     if p.attention_groups > 1:
         args += _flag(e, "data_parallel" if p.routed else "replicas", p.attention_groups)
     if p.routed:
-        args += _flag(e, "expert_parallel")
+        args += _flag(e, "expert_parallel") + _flag(e, "all_to_all", e.feature("all_to_all").values[role])
         if a.redundant_experts:
             args += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": a.redundant_experts})]
     args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
@@ -87,6 +87,9 @@ def command(e: Engine, model: str, p: Placement, a: Assumptions, role: str) -> s
     head = [*e.command.split(), *(["--model-path"] if e.id == "sglang" else []), model_path(model)]
     args = BUILD[e.id](e, p, a, role, nodes)
     args += _flag(e, "kv_cache_dtype", e.feature("kv_cache_dtype").values[a.kv_dtype])
+    spec = model_spec(model)
+    if any(g.kind == "kda" for g in spec.attention) and e.supports("state_dtype", spec.raw.get("family")):
+        args += _flag(e, "state_dtype", e.feature("state_dtype").values[a.state_dtype])   # engines default to FP32
     args += _flag(e, "memory_fraction", f"{a.usable_fraction:g}")
     args += _flag(e, "disaggregation", e.feature("disaggregation").values[role])
     return shlex.join(head + args)
