@@ -42,7 +42,7 @@ def test_a_free_or_negative_gpu_hour_is_refused_by_name(price):
 
 def test_a_model_without_a_plan_is_a_reason_not_an_error():
     assert isinstance(fleet.plan_or_reason(K3, "h200", A, W), fleet.Plan)
-    long = fleet.workload(context=2_000_000, rho=0.25)
+    long = fleet.workload(context=100_000_000, rho=0.25)      # past what DCP8 stripes onto a GPU
     reason = fleet.plan_or_reason(K3, "h100", A, long)
     with pytest.raises(fleet.NoValidPlan) as info:
         fleet.plan(K3, "h100", A, long)
@@ -52,7 +52,7 @@ def test_a_model_without_a_plan_is_a_reason_not_an_error():
 
 def test_node_gain_is_the_fleets_gain_or_the_reason():
     assert cost.node_gain(K3, "h200", "b300", A, W) == fleet.gain(K3, "h200", "b300", A, W)
-    long = fleet.workload(context=2_000_000, rho=0.25)
+    long = fleet.workload(context=100_000_000, rho=0.25)      # past what DCP8 stripes onto a GPU
     assert cost.node_gain(K3, "h100", "h200", A, long).startswith("no valid plan")
     assert cost.node_gain(K3, "h200", "h100", A, long).startswith("no valid plan")
 

@@ -75,7 +75,7 @@ def test_the_cost_cells_follow_the_price(rerun):
     ("gpu_specs", NO_HBM,
      "gpu_specs.my-gpu.hbm_bytes: got None"),
     # the prose's figures are the article's pair's at this context: K3 holds no 3M-token request
-    ("context", 3_000_000, "context: got 3000000"),
+    ("context", 30_000_000, "context: got 30000000"),     # V4-Pro holds no request there
 ])
 def test_a_bad_parameter_stops_the_chapter_in_its_setup_cell(tmp_path, name, value, message):
     with pytest.raises(runner.RunError) as info:

@@ -48,7 +48,7 @@ def test_prefill_unit_is_none_where_nothing_fits():
 def test_smallest_change_for_a_given_placement_names_another():
     text = fleet.smallest_change(K3, "h200", BOOK, W25, Placement(32))     # EP32 DP holds no request
     assert text.startswith("another placement") and fleet.plan(K3, "h200", BOOK, W25).placement.name in text
-    assert "GB of HBM" in fleet.smallest_change(K3, "h200", BOOK, fleet.workload(context=10_000_000))
+    assert "GB of HBM" in fleet.smallest_change(K3, "h200", BOOK, fleet.workload(context=100_000_000))
 
 
 def test_memory_counts_the_overhead_and_never_goes_negative():
