@@ -32,7 +32,9 @@ def test_each_gpu_holds_its_tp_share_of_weights_and_whole_requests(tp):
     assert m.request_bytes == 500_000 * per_token * max(8 // tp, 1) / 8   # 8 K/V heads split tp ways
     w = weights.weights_per_gpu(QWEN72, 8, tp=tp, formats=A.formats())
     assert (m.expert_bytes, m.other_bytes) == (0.0, w.other_bytes)
-    room = A.usable_fraction * A.capacity_bytes("h200") - w.other_bytes - A.overhead_bytes
+    # a dense unit uses no DeepEP: its reserve is SGLang's 10 GiB floor on an H200
+    assert m.reserve.total == 10 * 2**30 and m.request_cap is None
+    room = A.usable_fraction * A.capacity_bytes("h200") - 10 * 2**30 - w.other_bytes - A.overhead_bytes
     assert m.requests == max(int(room // m.request_bytes), 0)
 
 
@@ -49,11 +51,12 @@ def test_the_plan_has_the_fewest_nodes_and_every_gpu_fits():
 
 
 def test_a_dense_model_that_only_just_fits_a_node_and_one_that_does_not():
-    # Llama-3.1-405B in BF16: 101.5 GB of weights a GPU at TP8 (its embedding split too) beside a
-    # 500K request's 32.3 GB share leaves about 2 GB of 135.7 GB: one request a TP8 group
+    # Llama-3.1-405B in BF16: 101.5 GB of weights a GPU at TP8 (its embedding split too) and a
+    # 10.7 GB reserve beside a 500K request's 32.3 GB share leave about 6 GB of 150.8 GB: one
+    # request a TP8 group, short of a second
     p = fleet.plan(LLAMA, "h200", A, WORK)
     assert p.placement == Placement(8, 8, routed=False) and p.decode.requests == 1
-    assert 0 < p.decode.spare < 3e9 and p.d_nodes == WORK.resident
+    assert 0 < p.decode.spare < p.decode.request_bytes and p.d_nodes == WORK.resident
     long = fleet.Workload(10_000, 1_000_000, 0.25)             # twice the cache: no node holds it
     with pytest.raises(fleet.NoValidPlan) as info:
         fleet.plan(LLAMA, "h200", A, long)

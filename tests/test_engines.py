@@ -106,15 +106,22 @@ def test_the_first_node_command_carries_the_plans_parallelism():
     assert value("--data-parallel-size") == "28"           # 224 / 8 attention groups
     assert value("--decode-context-parallel-size") == "8"
     assert value("--data-parallel-size-local") == "1"      # one group a node: 28 nodes
-    assert value("--gpu-memory-utilization") == "0.9" and value("--kv-cache-dtype") == "bfloat16"
+    # vLLM gets the planned cache pool in bytes, and batches what DeepEP's buffer was sized for
+    assert value("--kv-cache-memory-bytes") == str(int(p.decode.kv_room)) and value("--kv-cache-dtype") == "bfloat16"
+    assert p.decode.requests * p.decode.request_bytes <= p.decode.kv_room
+    assert value("--max-num-batched-tokens") == "128"
     assert "--enable-expert-parallel" in words and value("--all2all-backend") == "deepep_low_latency"
     assert value("--mamba-ssm-cache-dtype") == "bfloat16"    # the book's BF16 state; vLLM's auto keeps FP32
     # the prefill unit hands its cache over at the decode unit's DCP size (vLLM's NIXL check)
-    assert p.prefill.unit == Placement(32, 8, dcp=8) and p.prefill.unit_nodes == 4
+    assert p.prefill.unit == Placement(16, 8, dcp=8) and p.prefill.unit_nodes == 2
     pre = shlex.split(launch.commands(p)["vllm"].prefill)
     assert pre[pre.index("--decode-context-parallel-size") + 1] == "8"
     assert pre[pre.index("--all2all-backend") + 1] == "deepep_high_throughput"
-    sg = launch.command(engines.engine("sglang"), V4, Placement(64, 1), BOOK, "decode").split()
+    v4 = placement.memory(V4, "h200", Placement(64, 1), 500_000, BOOK)
+    sg = launch.command(engines.engine("sglang"), V4, v4, BOOK, "decode").split()
+    # SGLang's fraction is weights plus pool over device memory: the reserve is what it leaves
+    fraction = float(sg[sg.index("--mem-fraction-static") + 1])
+    assert fraction == pytest.approx(1 - v4.reserve.total / v4.capacity, abs=5e-4)
     assert sg[sg.index("--tp-size") + 1] == sg[sg.index("--ep-size") + 1] == "64"     # EP = TP (deepep)
     assert sg[sg.index("--attn-dp-size") + 1] == "64" and sg[sg.index("--nnodes") + 1] == "8"
 
@@ -157,12 +164,20 @@ def test_a_dcp_plan_for_k3_on_h200_matches_a_hand_computation():
     # DCP changes no weight: the same GPU of EP224, attention TP8 without it
     plain = placement.memory(K3, "h200", Placement(224, 8), tokens, DCP)
     assert u.weights == plain.weights
-    usable = 0.9 * 143_771 * 2**20                              # the driver's H200 figure, 90% usable
-    requests = math.floor((usable - u.weights) / share)         # whole requests on every GPU
-    assert u.requests == requests == 46
+    # The runtime reserve, SGLang 0.5.23's rule on a 143,771 MiB H200: activations 1.5 MiB x 2,048
+    # tokens, decode graphs 2 MiB x 512, runtime 512 MiB + 1 GiB for TP8 make 5,632 MiB, under the
+    # 10 GiB floor; above it, DeepEP's low-latency buffer for 896 experts x 128 tokens a rank, 14,560 B
+    # a message (hidden 7,168), four buffers, plus two signal arrays of 4 B an expert.
+    assert 1.5 * 2048 + 2 * 512 + 512 + 1024 == 5632
+    deepep = 4 * 896 * 128 * 14_560 + 2 * 4 * 896 + 128
+    reserve = 10 * 2**30 + deepep
+    assert u.reserve.total == pytest.approx(reserve, abs=1) and u.request_cap == 128
+    usable = 143_771 * 2**20                                     # the driver's H200 figure, all usable
+    requests = math.floor((usable - u.weights - reserve) / share)    # whole requests on every GPU
+    assert u.requests == requests == 45
     per_unit = requests * 224 // t                              # a request spans its group of 8
     units = math.ceil(2_500 / per_unit)
-    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1288, 2, 56)
+    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1260, 2, 56)
     without = fleet.plan(K3, "h200", BOOK, HEADLINE)
     assert without.d_nodes == 210 and p.nodes < without.nodes
 

@@ -153,7 +153,8 @@ def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 
     decode unit's DCP size ``dcp``: the caches a prefill unit hands over keep their layout, and
     vLLM 0.33.0's NIXL transfer of a hybrid MLA + linear-attention model needs one DCP size on both
     sides (specs/engines.yaml, disaggregation)."""
-    valid = [m for m in (memory(model, gpu, p, context, a) for p in placements(model, a) if p.dcp == dcp) if m.valid]
+    valid = [m for m in (memory(model, gpu, p, context, a, "prefill") for p in placements(model, a) if p.dcp == dcp)
+             if m.valid]
     return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
 
 
@@ -226,7 +227,7 @@ def smallest_change(model: str, gpu: str, a: Assumptions, work: Workload,
         return "FP8 non-expert weights (weights='fp8-non-expert')"
     if a.inputs == "public" and a.kv_dtype == "bf16" and fits(model, gpu, a.but(kv_dtype="fp8"), work):
         return "an FP8 cache (kv_dtype='fp8')"
-    need = min(m.weights + m.overhead_bytes + m.request_bytes
+    need = min(m.weights + m.reserve.total + m.overhead_bytes + m.request_bytes
                for m in (memory(model, gpu, p, work.context, a) for p in _candidates(model, a, placement)))
     return f"a GPU with at least {need / a.usable_fraction / 1e9:.1f} GB of HBM"
 

@@ -24,8 +24,9 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
 A placement is tried only where an engine of ``specs.engines`` can launch it (``engine_for``,
 ``can_launch``): its parallelism, its KV dtype and, for DCP, the model's family.
 
-A GPU holds ``weights + overhead + requests x its share of one request`` within ``usable_fraction x
-capacity``. A placement is *valid* for a context when at least one request fits on every GPU.
+A GPU holds ``weights + runtime reserve + overhead + requests x its share of one request`` within
+``usable_fraction x capacity``; the reserve (``calc.reserve``) depends on whether the unit decodes or
+prefills. A placement is *valid* for a context when at least one request fits on every GPU.
 
 A dense model has no experts to spread: its unit (``routed=False``) is one node of attention
 groups of ``attention_tp`` GPUs, each group holding every weight split ``attention_tp`` ways (the
@@ -54,6 +55,7 @@ from .attention_flops import attention_layers, layer_bytes_read
 from .ep import article_expert_bytes
 from .moe import is_moe, routed_experts
 from .request import request_bytes
+from .reserve import Reserve, dispatch_cap, reserve
 from .weights import experts_per_gpu, weights_per_gpu
 
 PER_HEAD = ("kda", "mha")        # cache kinds that belong to heads and shard with attention TP
@@ -101,6 +103,8 @@ class GPUMemory:
     overhead_bytes: float
     request_bytes: float         # this GPU's share of one request's cache
     requests: int                # requests whose cache this GPU holds (0: the placement is invalid)
+    reserve: Reserve             # activations, CUDA graphs, all-to-all buffers, runtime
+    request_cap: int | None = None   # the most an attention group decodes at once (calc.reserve.dispatch_cap)
 
     @property
     def weights(self) -> float:
@@ -109,7 +113,7 @@ class GPUMemory:
     @property
     def kv_room(self) -> float:
         """HBM left for caches (negative when the weights alone do not fit)."""
-        return self.usable - self.weights - self.overhead_bytes
+        return self.usable - self.weights - self.reserve.total - self.overhead_bytes
 
     @property
     def cache_bytes(self) -> float:
@@ -117,7 +121,7 @@ class GPUMemory:
 
     @property
     def used(self) -> float:
-        return self.weights + self.overhead_bytes + self.cache_bytes
+        return self.weights + self.reserve.total + self.overhead_bytes + self.cache_bytes
 
     @property
     def spare(self) -> float:
@@ -218,18 +222,22 @@ def read_share(model: str, context: int, attention_tp: int, a: Assumptions, dcp:
     return touched + state / attention_tp
 
 
-def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a: Assumptions) -> GPUMemory:
-    """One GPU of ``placement`` serving requests of ``context`` tokens under assumptions ``a``."""
+def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a: Assumptions,
+           role: str = "decode") -> GPUMemory:
+    """One GPU of ``placement`` serving requests of ``context`` tokens under assumptions ``a``, in
+    a unit that decodes or (``role="prefill"``) prefills."""
     g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
     _check_tp(model, placement.attention_tp, a)
     context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
     capacity = a.capacity_bytes(g)
     expert, other = _weights(model, placement, a)
     share = request_share(model, context, placement.attention_tp, a, placement.dcp)
-    room = a.usable_fraction * capacity - expert - other - a.overhead_bytes
+    held = reserve(model, g, placement, role, a)
+    room = a.usable_fraction * capacity - expert - other - held.total - a.overhead_bytes
     requests = max(int(room // share), 0)       # share > 0: a request of one token holds bytes
+    cap = dispatch_cap(placement, role, a)
     return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
-                     share, requests)
+                     share, requests if cap is None else min(requests, cap), held, cap)
 
 
 def _heads(model: str) -> list[int]:

@@ -1,9 +1,10 @@
 """The deployment assumptions every serving chapter shares (``serving.yaml``), as one frozen value.
 
-``assumptions("book")`` is the book's set: public configs, HBM as the driver exposes it, 90% of it
-for weights plus cache, the checkpoints' shipped formats, attention data-parallel or TP up to 8
-inside a node, decode EP groups up to 320 GPUs. ``assumptions("article")`` is the article's: its printed figures, nominal HBM, all
-of it usable, one byte a parameter, attention data-parallel. Change fields with ``.but(...)``,
+``assumptions("book")`` is the book's set: public configs, HBM as the driver exposes it, less a
+runtime reserve per GPU (SGLang's memory rule, ``calc.reserve``), the checkpoints' shipped formats,
+attention data-parallel or TP up to 8 inside a node, decode EP groups up to 320 GPUs.
+``assumptions("article")`` is the article's: its printed figures, nominal HBM, all of it usable, one
+byte a parameter, attention data-parallel. Change fields with ``.but(...)``,
 which checks them; ``capacity(gpu)`` is the bytes one GPU offers under the capacity convention,
 ``formats(model)`` the weight format of each group under the weight scenario.
 """
@@ -35,6 +36,11 @@ def weight_scenarios() -> dict[str, dict]:
     return _data()["weight_scenarios"]
 
 
+def reserve_models() -> dict[str, dict]:
+    """Each runtime-reserve model (``calc.reserve``): its label, source and terms in MiB."""
+    return _data()["reserve_models"]
+
+
 def presets() -> list[str]:
     return list(_data()["presets"])
 
@@ -46,6 +52,7 @@ class Assumptions:
     inputs: str
     capacity: str
     usable_fraction: float
+    reserve: str                 # a key of reserve_models: what the runtime keeps beside weights and caches
     overhead_bytes: float
     kv_dtype: str
     state_dtype: str
@@ -64,6 +71,7 @@ class Assumptions:
         check_choice("inputs", self.inputs, INPUTS)
         check_choice("capacity", self.capacity, CAPACITIES)
         check_real("usable_fraction", self.usable_fraction, minimum=0, maximum=1, open_min=True)
+        check_choice("reserve", self.reserve, list(reserve_models()))
         check_real("overhead_bytes", self.overhead_bytes, minimum=0)
         check_choice("kv_dtype", self.kv_dtype, KV_DTYPES)
         check_choice("state_dtype", self.state_dtype, STATE_DTYPES)
@@ -102,7 +110,8 @@ class Assumptions:
         return g.device_bytes
 
     def usable_bytes(self, gpu: GPUSpec | str) -> float:
-        """The bytes one GPU gives weights plus cache: usable_fraction x capacity_bytes."""
+        """The bytes one GPU gives weights, caches and the runtime reserve: usable_fraction x
+        capacity_bytes."""
         return self.usable_fraction * self.capacity_bytes(gpu)
 
     def formats(self) -> dict[str, str]:

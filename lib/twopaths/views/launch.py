@@ -14,7 +14,7 @@ import json
 import shlex
 from dataclasses import asdict, dataclass
 
-from ..calc.placement import Placement, can_launch
+from ..calc.placement import GPUMemory, Placement, can_launch, memory
 from ..specs import model as model_spec
 from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
@@ -81,8 +81,27 @@ def unit_nodes(p: Placement, a: Assumptions) -> int:
     return max(p.ep // a.gpus_per_node, 1) if p.routed else 1
 
 
-def command(e: Engine, model: str, p: Placement, a: Assumptions, role: str) -> str:
-    """The command of the first node of a ``role`` ("decode" or "prefill") unit of placement ``p``."""
+def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
+    """The flags that give each GPU the planned cache pool and no more: vLLM takes the pool in bytes
+    (its own profiling would also count activations against it); SGLang a fraction of device memory
+    for weights plus pool, the runtime reserve being the rest. A prefill unit's chunked-prefill
+    size is the one its reserve's activations assume."""
+    if e.supports("cache_pool"):
+        args = _flag(e, "cache_pool", int(m.kv_room))
+    else:
+        args = _flag(e, "memory_fraction", f"{(m.weights + m.kv_room) / m.capacity:.3f}")
+    if role == "prefill":     # vLLM's tokens are per data-parallel rank; SGLang divides its own
+        per_rank = e.supports("cache_pool")
+        args += _flag(e, "chunked_prefill", m.reserve.chunk_tokens * (1 if per_rank else m.placement.attention_groups))
+    elif m.request_cap:       # vLLM sizes DeepEP's buffer by its batched tokens; SGLang's default is the cap
+        args += _flag(e, "chunked_prefill", m.request_cap) if e.supports("cache_pool") else []
+    return args
+
+
+def command(e: Engine, model: str, m: GPUMemory, a: Assumptions, role: str) -> str:
+    """The command of the first node of a ``role`` ("decode" or "prefill") unit, one of whose GPUs
+    is ``m``."""
+    p = m.placement
     nodes = unit_nodes(p, a)
     head = [*e.command.split(), *(["--model-path"] if e.id == "sglang" else []), model_path(model)]
     args = BUILD[e.id](e, p, a, role, nodes)
@@ -90,7 +109,7 @@ def command(e: Engine, model: str, p: Placement, a: Assumptions, role: str) -> s
     spec = model_spec(model)
     if any(g.kind == "kda" for g in spec.attention) and e.supports("state_dtype", spec.raw.get("family")):
         args += _flag(e, "state_dtype", e.feature("state_dtype").values[a.state_dtype])   # engines default to FP32
-    args += _flag(e, "memory_fraction", f"{a.usable_fraction:g}")
+    args += _memory(e, m, role)
     args += _flag(e, "disaggregation", e.feature("disaggregation").values[role])
     return shlex.join(head + args)
 
@@ -99,11 +118,12 @@ def commands(plan) -> dict[str, Launch]:
     """``{engine id: Launch}`` for each engine that can launch both of ``plan``'s units."""
     a, model = plan.assumptions, plan.model
     decode, prefill = plan.placement, plan.prefill.unit
+    pre = memory(model, plan.gpu, prefill, plan.work.context, a, "prefill")
     out = {}
     for e in engines():
         if e.id in BUILD and all(can_launch(e, model, p, a) for p in (decode, prefill)):
-            out[e.id] = Launch(e.label, command(e, model, decode, a, "decode"),
-                               command(e, model, prefill, a, "prefill"), unit_nodes(decode, a), unit_nodes(prefill, a))
+            out[e.id] = Launch(e.label, command(e, model, plan.decode, a, "decode"),
+                               command(e, model, pre, a, "prefill"), unit_nodes(decode, a), unit_nodes(prefill, a))
     return out
 
 

@@ -14,6 +14,7 @@ beside the one priced.
 from __future__ import annotations
 
 import shlex
+from dataclasses import asdict
 
 from .. import specs
 from ..calc import fleet, kv
@@ -21,7 +22,7 @@ from ..calc.placement import GPUMemory, memory, placements
 from ..calc.request import model_weight_bytes
 from ..errors import ParameterError
 from ..specs.lookup import shipped_state_dtype
-from ..specs.serving import Assumptions, weight_scenarios
+from ..specs.serving import Assumptions, reserve_models, weight_scenarios
 from . import launch
 
 GB = 1e9
@@ -47,6 +48,7 @@ def memory_dict(m: GPUMemory) -> dict:
             "dcp": m.placement.dcp,
             "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
             "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
+            "reserve_bytes_per_gpu": m.reserve.total, "reserve": asdict(m.reserve),
             "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
             "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare}
 
@@ -120,7 +122,8 @@ def table(r: dict) -> str:
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
              f"{w['resident']:,} resident",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
-             f"{100 * a['usable_fraction']:g}% of each GPU usable, {a['gpus_per_node']} GPUs a node"]
+             f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
+             f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
     longest = r["max_position_embeddings"]
     if longest and w["context"] > longest:
         lines += [f"note: {w['context']:,} tokens is beyond the config's max_position_embeddings "

@@ -30,7 +30,7 @@ from ..machinery.chapter import glue
 from ..machinery.report import Column, Table, markdown_table, table
 from ..specs import model as model_spec
 from ..specs.deployment import scenarios, workload
-from ..specs.serving import Assumptions, assumptions, source, weight_scenarios
+from ..specs.serving import Assumptions, assumptions, reserve_models, source, weight_scenarios
 from . import launch
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
@@ -57,6 +57,8 @@ def _shown(name: str, value) -> str:
         return f"{100 * value:g}% of capacity"
     if name == "weights":
         return weight_scenarios()[value]["label"]
+    if name == "reserve":
+        return reserve_models()[value]["label"]
     if name == "capacity":
         return {"device": "as the driver exposes it", "nominal": "datasheet (nominal)"}[value]
     return f"{value:g}" if isinstance(value, float) else str(value)
@@ -108,9 +110,16 @@ def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
 def memory_table(p: fleet.Plan, title: str = "") -> Table:
     """One decode GPU of ``p``, line by line, against what it offers."""
     m = p.decode
+    r = m.reserve
+    reserve = [["runtime reserve: activations", r.activations / GB],
+               ["runtime reserve: CUDA graphs", r.cuda_graphs / GB],
+               ["runtime reserve: runtime and parallel slack", r.runtime / GB],
+               ["runtime reserve: the engine's floor tops up", r.floor_top_up / GB],
+               ["runtime reserve: EP all-to-all buffers", r.all_to_all / GB]] if r.total else []
     rows = [["routed experts", m.expert_bytes / GB],
             ["non-expert weights", m.other_bytes / GB],
-            ["runtime overhead", m.overhead_bytes / GB],
+            *reserve,
+            *([["further runtime overhead", m.overhead_bytes / GB]] if m.overhead_bytes else []),
             [f"caches ({m.requests} requests)", m.cache_bytes / GB],
             ["used", m.used / GB],
             ["spare", m.spare / GB],
