@@ -110,13 +110,14 @@ def test_no_plan_exceeds_any_gpu(model, gpu, context, concurrency, rho, fmt, kv_
     tp = p.placement.attention_tp
     w = weights.weights_per_gpu(model, p.ep, tp=tp, formats=a.formats())       # recomputed apart
     g = gpu_spec(gpu)
-    held = w.total + p.decode.requests * request_share(model, context, tp, a, p.placement.dcp)
+    held = w.total + p.decode.reserve.total + p.decode.requests * request_share(model, context, tp, a, p.placement.dcp)
     assert p.decode.requests >= 1 and held <= usable * (g.device_bytes if capacity == "device" else g.hbm_bytes)
     assert p.requests_per_unit == p.placement.attention_groups * p.decode.requests      # never pooled
     assert p.units * p.requests_per_unit >= work.resident > (p.units - 1) * p.requests_per_unit
     assert p.d_nodes * 8 >= p.units * p.ep and p.p_nodes * a.pd_ratio >= p.d_nodes
     unit = p.prefill.unit
-    assert memory(model, gpu, unit, context, a).valid and p.p_nodes % (unit.ep // 8) == 0 and unit.dcp == p.placement.dcp
+    assert memory(model, gpu, unit, context, a, "prefill").valid and p.p_nodes % (unit.ep // 8) == 0
+    assert unit.dcp == p.placement.dcp
 
 
 @FAST

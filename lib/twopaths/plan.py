@@ -27,6 +27,7 @@ examples:
   python -m twopaths.plan kimi-k3 --gpu h200
   python -m twopaths.plan deepseek-v4-pro --gpu b300 --context 1M --concurrency 10000 --rho 0.25
   python -m twopaths.plan kimi-k3 --gpu h200 --kv-dtype fp8 --formats fp8-non-expert
+  python -m twopaths.plan deepseek-v4-pro --gpu h200 --rho 0.25 --speed 100
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
@@ -47,7 +48,8 @@ why, and still shows each placement's GPU); 2 bad input.
 # Which flag a library ParameterError's parameter name comes from, so the message names the flag.
 FLAGS = {"model": "MODEL", "config": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
          "rho": "--rho", "kv_dtype": "--kv-dtype", "state_dtype": "--state-dtype", "weights": "--formats",
-         "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node", "max_dcp": "--max-dcp"}
+         "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node", "max_dcp": "--max-dcp",
+         "speed": "--speed"}
 SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
 
 
@@ -91,6 +93,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--max-dcp", type=int, default=None,
                    help="largest decode context parallelism tried inside an attention TP group (default: the "
                         "book's; 1 turns it off); a plan uses it only where an engine has it for the family")
+    p.add_argument("--speed", type=float, default=None,
+                   help="tokens/s every decoding session must get: the cheapest plan that gives it (a bound: "
+                        "HBM reads, DCP's merge and the EP all-to-all); default: no target")
     p.add_argument("--gpus-per-node", type=int, default=None,
                    help="GPUs a node holds (default 8; 4 for a GB200 or GB300 compute tray); "
                         "attention TP stays within a node")
@@ -149,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
             cli.error(f"MODEL: got {args.model!r}; allowed: a model the planner can place: "
                       + (no_unit_reason(model, a) or "no engine of specs/engines.yaml launches its units")
                       + " (--gpus-per-node changes the node size)")
-        r = report(model, gpu, a, work)
+        r = report(model, gpu, a, work, args.speed)
     except ParameterError as e:
         cli.error(flag_message(e))
     print(json.dumps(r, indent=1) if args.format == "json" else table(r))

@@ -17,8 +17,11 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 - ``throughput_bound(batch, weight_bytes, request_bytes, bandwidth, tokens_per_step)``.
 - ``deployment_bound(model, gpu, ep, context, ...)``: the bound for one GPU of an EP group under
   the public config, at ``batch`` requests per GPU or the largest batch whose caches fit.
-- ``plan_step(plan, batch=None, bandwidth=None)``: the same for one GPU of a ``calc.fleet`` plan,
-  under the plan's basis (the article's overhead counted as the non-expert weights it stands for).
+- ``gpu_step(model, gpu, a, context, mem, batch)`` and ``plan_step(plan, batch=None, bandwidth=None)``:
+  the same for one GPU of a unit or of a ``calc.fleet`` plan, under its basis (the article's
+  overhead counted as the non-expert weights it stands for), with DCP's merge over NVLink and the
+  EP all-to-all over the network (``calc.all_to_all``) added; ``fastest_batch`` the most requests
+  a GPU decodes at a given speed per request.
 - ``batch_grid(most, points)`` and ``plan_steps(plan, batches, bandwidth)``: the step of one GPU of
   a plan at each batch of a grid, NaN past the batch the GPU holds; ``shared_steps(plans,
   bandwidths)`` puts several plans' curves on one x axis (what a figure draws and glues).
@@ -35,6 +38,7 @@ import numpy as np
 from ..errors import ParameterError, check_int, check_real
 from ..specs import gpu as gpu_spec, model as model_spec
 from ..specs.deployment import workload
+from . import all_to_all
 from .arrays import ints, reals
 from .moe import routed_experts, top_k
 from .placement import read_share
@@ -82,10 +86,12 @@ class DecodeBound:
     tokens_per_step: float
     link_bytes: float = 0.0      # bytes a GPU takes in over the node's links per step (DCP's merge)
     link_bandwidth: float = math.inf
+    all_to_all: float = 0.0      # seconds of the EP dispatch and combine (calc.all_to_all)
 
     @property
     def step(self) -> float:
-        return (self.weight_bytes + self.kv_bytes) / self.bandwidth + self.link_bytes / self.link_bandwidth
+        return ((self.weight_bytes + self.kv_bytes) / self.bandwidth + self.link_bytes / self.link_bandwidth
+                + self.all_to_all)
 
     @property
     def per_gpu(self) -> float:
@@ -122,25 +128,46 @@ def bandwidth_sweep(bound: DecodeBound, factors) -> np.ndarray:
     return step_time(bound.weight_bytes, bound.kv_bytes, bound.bandwidth * reals("factors", factors, minimum=0, open_min=True))
 
 
-def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:
-    """One decode step on one GPU of ``plan`` (a ``calc.fleet.Plan``) with ``batch`` requests (default:
-    as many as the GPU holds): its non-expert weights (under the article's figures, its per-GPU
-    allowance for attention and embedding), the experts that the unit's tokens routed uniformly
-    touch, and what this GPU's attention reads of each request's cache (``placement.read_share``:
-    V4's sparse attention reads a fraction of what it keeps)."""
-    mem = plan.decode
-    batch = mem.requests if batch is None else check_int("batch", batch, minimum=1, maximum=mem.requests)
-    p = plan.placement
+def gpu_step(model: str, gpu: str, a, context: int, mem, batch: int, bandwidth: float | None = None) -> DecodeBound:
+    """One decode step on one GPU ``mem`` (a ``calc.placement.GPUMemory``) of a unit decoding
+    ``batch`` requests an attention group at ``context`` tokens: its non-expert weights (under the
+    article's figures, its per-GPU allowance for attention and embedding), the experts that the
+    unit's tokens routed uniformly touch, what this GPU's attention reads of each request's cache
+    (``placement.read_share``: V4's sparse attention reads a fraction of what it keeps), DCP's merge
+    over NVLink and the EP all-to-all (``calc.all_to_all``)."""
+    p = mem.placement
     tokens = batch * p.attention_groups         # requests a unit decodes in one step
-    method = "public" if plan.assumptions.inputs == "public" else "article"
-    touched = (float(experts_touched(tokens, top_k(plan.model), routed_experts(plan.model, method)))
+    method = "public" if a.inputs == "public" else "article"
+    touched = (float(experts_touched(tokens, top_k(model), routed_experts(model, method)))
                if p.routed else 0.0)          # a dense model reads its whole TP share every step
-    g = gpu_spec(plan.gpu)
+    g = gpu_spec(gpu)
     bandwidth = g.hbm_bandwidth if bandwidth is None else bandwidth
-    read = read_share(plan.model, plan.work.context, p.attention_tp, plan.assumptions, p.dcp)
+    read = read_share(model, context, p.attention_tp, a, p.dcp)
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0,
-                       batch * dcp_merge_bytes(plan.model, p.attention_tp, p.dcp), g.nvlink_bandwidth)
+                       batch * dcp_merge_bytes(model, p.attention_tp, p.dcp), g.nvlink_bandwidth,
+                       all_to_all.step_seconds(model, g, p, batch, a.gpus_per_node))
+
+
+def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:
+    """One decode step on one GPU of ``plan`` (a ``calc.fleet.Plan``) with ``batch`` requests
+    (default: as many as the GPU holds); ``gpu_step``."""
+    mem = plan.decode
+    batch = mem.requests if batch is None else check_int("batch", batch, minimum=1, maximum=mem.requests)
+    return gpu_step(plan.model, plan.gpu, plan.assumptions, plan.work.context, mem, batch, bandwidth)
+
+
+def fastest_batch(model: str, gpu: str, a, context: int, mem, speed: float) -> int:
+    """The most requests (at most ``mem.requests``) a GPU decodes while each still gets ``speed``
+    tokens/s, one token a step; 0 when even one request cannot. A step grows with its batch, so
+    the largest batch whose step fits in 1 / speed is found by bisection."""
+    speed = check_real("speed", speed, minimum=0, open_min=True)
+    ok = lambda b: gpu_step(model, gpu, a, context, mem, b).step <= 1 / speed    # noqa: E731
+    lo, hi = 0, mem.requests
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if ok(mid) else (lo, mid - 1)
+    return lo
 
 
 def dcp_merge_bytes(model: str, attention_tp: int, dcp: int) -> float:

@@ -15,7 +15,8 @@ sessions of ``context`` tokens, a share ``rho`` of them decoding at once (``calc
 A prefill unit is the smallest valid placement for the context: it must hold the weights and one
 request per attention group. ``plan`` tries every placement ``calc.placement.placements`` offers
 (or the one it is given), keeps those where every GPU holds its weights plus its requests, and
-returns the one with the fewest nodes (the smaller unit on a tie). No invalid plan is returned: when
+returns the one with the fewest nodes, decode and prefill at the P:D ratio (the smaller unit on a
+tie). No invalid plan is returned: when
 none is valid, ``NoValidPlan`` says so and names the smallest change that makes one valid.
 ``full_gpu_speed`` is the speed of one session on a full decode GPU of the plan for every session.
 """
@@ -23,15 +24,15 @@ none is valid, ``NoValidPlan`` says so and names the smallest change that makes 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
-from ..errors import ParameterError, check_int
+from ..errors import ParameterError, check_int, check_real
 from ..specs import gpu as gpu_spec
 from ..specs.deployment import deployment, workload as article_workload
 from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
-from .decode import plan_step
+from .decode import fastest_batch, gpu_step, plan_step
 from .offload import check_rho, decode_seconds
 from .placement import GPUMemory, Placement, can_launch, memory, placements
 from .prefill import tokens_per_s_per_gpu
@@ -89,6 +90,12 @@ class Plan:
     units: int
     d_nodes: int
     prefill: Prefill
+    speed: float | None = None   # the tokens/s per session it was planned to meet (None: none)
+
+    @property
+    def session_speed(self) -> float:
+        """Tokens/s one session gets on a full decode GPU: one token a step (``plan_step``)."""
+        return 1 / plan_step(self).step
 
     @property
     def placement(self) -> Placement:
@@ -148,6 +155,7 @@ def _candidates(model: str, a: Assumptions, placement: Placement | None) -> tupl
     return (placement,)
 
 
+@cache
 def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 1) -> GPUMemory | None:
     """The smallest valid unit for one request (fewest GPUs, then narrowest attention TP) with the
     decode unit's DCP size ``dcp``: the caches a prefill unit hands over keep their layout, and
@@ -158,10 +166,15 @@ def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 
     return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
 
 
+def _by_ratio(d_nodes: int, unit_nodes: int, a: Assumptions) -> int:
+    """Prefill nodes at the P:D ratio, in whole prefill units of ``unit_nodes``."""
+    return unit_nodes * math.ceil(round(math.ceil(round(d_nodes / a.pd_ratio, 9)) / unit_nodes, 9))
+
+
 def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions, unit: GPUMemory) -> Prefill:
     unit_nodes = _units(unit.placement.ep, a)
     whole = lambda nodes: unit_nodes * math.ceil(round(nodes / unit_nodes, 9))  # noqa: E731
-    by_ratio = whole(math.ceil(round(d_nodes / a.pd_ratio, 9)))
+    by_ratio = _by_ratio(d_nodes, unit_nodes, a)
     demand = work.turns_per_s * a.prompt_tokens_per_turn
     active = deployment(model).activated_params if a.inputs != "public" else None
     rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active)
@@ -169,45 +182,77 @@ def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions,
 
 
 @cache
-def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None) -> Plan | None:
+def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None,
+          speed: float | None = None) -> Plan | None:
     best = None
     for p in _candidates(model, a, placement):
         m = memory(model, gpu, p, work.context, a)
+        if m.valid and speed is not None:      # fewer requests a GPU, each decoding at ``speed``
+            m = replace(m, requests=fastest_batch(model, gpu, a, work.context, m, speed))
         if not m.valid:
+            continue
+        unit = prefill_unit(model, gpu, work.context, a, p.dcp)
+        if unit is None:         # a plan needs a prefill unit of its DCP size
             continue
         per_unit = p.attention_groups * m.requests
         units = math.ceil(work.resident / per_unit)
         d_nodes = _units(units * p.ep, a)
-        key = (d_nodes, p.ep, p.attention_tp, p.dcp)
-        if (best is None or key < best[0]) and (unit := prefill_unit(model, gpu, work.context, a, p.dcp)):
-            best = (key, m, per_unit, units, d_nodes, unit)   # a plan needs a prefill unit of its DCP size
+        p_nodes = _by_ratio(d_nodes, _units(unit.placement.ep, a), a)
+        key = (d_nodes + p_nodes, p.ep, p.attention_tp, p.dcp)
+        if best is None or key < best[0]:
+            best = (key, m, per_unit, units, d_nodes, unit)
     if best is None:
         return None
     _, m, per_unit, units, d_nodes, unit = best
-    return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit))
+    return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit),
+                speed)
 
 
 def plan(model: str, gpu: str, a: Assumptions, work: Workload | None = None, *,
-         placement: Placement | None = None) -> Plan:
+         placement: Placement | None = None, speed: float | None = None) -> Plan:
     """The valid plan with the fewest decode nodes for ``work`` (default: the article's workload),
-    over every placement or only ``placement``. Raises ``NoValidPlan`` when none is valid."""
+    over every placement or only ``placement``; with ``speed``, the cheapest whose every session
+    decodes at least ``speed`` tokens/s (each GPU holding only as many requests as allow it).
+    Raises ``NoValidPlan`` when none is valid."""
     gpu = gpu_spec(gpu).id
     work = workload() if work is None else work
-    out = _plan(model, gpu, a, work, placement)
+    if speed is not None:
+        check_real("speed", speed, minimum=0, open_min=True)
+    out = _plan(model, gpu, a, work, placement, speed)
     if out is None:
+        if speed is not None and _plan(model, gpu, a, work, placement) is not None:
+            raise ParameterError("speed", speed, f"a decode speed some placement of {model} on {gpu} reaches; "
+                                 f"at most {max_speed(model, gpu, a, work):.1f} tokens/s a session")
         raise NoValidPlan(model, gpu, work, smallest_change(model, gpu, a, work, placement))
     return out
 
 
-def plan_or_reason(model: str, gpu: str, a: Assumptions, work: Workload | None = None) -> Plan | str:
+def plan_if_valid(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement,
+                  speed: float | None = None) -> Plan | None:
+    """The plan on ``placement`` (meeting ``speed`` if given), or None where it is not valid."""
+    return _plan(model, gpu_spec(gpu).id, a, work, placement, speed)
+
+
+def max_speed(model: str, gpu: str, a: Assumptions, work: Workload) -> float:
+    """The fastest one request decodes alone on a GPU of any valid placement, tokens/s."""
+    mems = [m for m in (memory(model, gpu, p, work.context, a) for p in placements(model, a)) if m.valid]
+    return max(1 / gpu_step(model, gpu, a, work.context, m, 1).step for m in mems)
+
+
+def plan_or_reason(model: str, gpu: str, a: Assumptions, work: Workload | None = None,
+                   speed: float | None = None) -> Plan | str:
     """``plan``, or the sentence a table row shows where there is none, so a model the book cannot
     plan is a row that says why instead of a traceback: the smallest change that makes a plan valid,
-    or the attention whose prefill FLOPs the planner does not count."""
+    the fastest a session can decode when ``speed`` is out of reach, or the attention whose prefill
+    FLOPs the planner does not count."""
     try:
-        return plan(model, gpu, a, work)
+        return plan(model, gpu, a, work, speed=speed)
     except NoValidPlan as e:
         return f"no valid plan; smallest change that makes one valid: {e.fix}"
     except ParameterError as e:
+        if e.name == "speed" and speed is not None:
+            fastest = max_speed(model, gpu_spec(gpu).id, a, workload() if work is None else work)
+            return f"no plan reaches {speed:g} tokens/s a session; at most {fastest:.1f}"
         if e.name != "model":
             raise
         return f"not planned: prefill is sized by attention FLOPs, counted only for {e.allowed}"

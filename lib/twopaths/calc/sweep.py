@@ -89,16 +89,16 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
                 if not (held > 0).any():
                     continue
                 unit_eps = np.array([units_p[p.dcp].placement.ep if units_p[p.dcp] else n for p in options])
-                with np.errstate(divide="ignore"):
+                with np.errstate(divide="ignore", invalid="ignore"):
                     units = _ceil(resident[..., None] / held)                  # (conc, rho, placement)
-                d = np.where(held > 0, _ceil(units * ep / n), np.inf)
-                best = np.argmin(d, axis=-1)                                   # first minimum: smaller unit
-                d_best = np.take_along_axis(d, best[..., None], -1)[..., 0]
-                unit_nodes = _ceil(unit_eps[best] / n)[..., None]             # the chosen plan's prefill unit
-                p = unit_nodes * _ceil(_ceil(d_best[..., None] / pds) / unit_nodes)
-                per_unit[i, j, :, k] = held[best][..., None]
-                d_nodes[i, j, :, k] = d_best[..., None]
-                p_nodes[i, j, :, k] = p
+                    d = np.where(held > 0, _ceil(units * ep / n), np.inf)[..., None, :]   # (conc, rho, 1, pl)
+                    unit_nodes = _ceil(unit_eps / n)                           # each placement's prefill unit
+                    p = unit_nodes * _ceil(_ceil(d / pds[:, None]) / unit_nodes)       # (conc, rho, pd, pl)
+                    total = np.where(np.isinf(d), np.inf, d + p)
+                best = np.argmin(total, axis=-1)[..., None]                    # first minimum: smaller unit
+                per_unit[i, j, :, k] = held[best[..., 0]]
+                d_nodes[i, j, :, k] = np.take_along_axis(np.broadcast_to(d, total.shape), best, -1)[..., 0]
+                p_nodes[i, j, :, k] = np.take_along_axis(p, best, -1)[..., 0]
     axes = dict(zip(AXES, (models, gpus, [int(c) for c in conc], ctx, list(rhos), list(pds))))
     return Sweep(axes, per_unit, d_nodes, p_nodes, n)
 

@@ -78,6 +78,7 @@ class GPUSpec:
     alternatives: str = ""
     device_bytes: float | None = None    # what the driver exposes (nvidia-smi memory.total)
     device_source: str = ""
+    scale_out_bandwidth: float = 50e9    # per direction to other nodes; a GPU given without it: one 400 Gb/s NIC
 
 
 @cache
@@ -180,12 +181,12 @@ def add_gpu(gpu_id: str, fields: Mapping) -> str:
     if not isinstance(fields, Mapping):
         raise ParameterError(where, fields, "a mapping of " + ", ".join(GPU_FIELDS) + " (and optionally "
                              "name, source, device_bytes)")
-    unknown = set(fields) - set(GPU_FIELDS) - {"name", "source", "device_bytes"}
+    unknown = set(fields) - set(GPU_FIELDS) - {"name", "source", "device_bytes", "scale_out_bandwidth"}
     if unknown:
         raise ParameterError(where, sorted(unknown), "fields among " + ", ".join(GPU_FIELDS)
-                             + ", name, source, device_bytes")
+                             + ", name, source, device_bytes, scale_out_bandwidth")
     entry = {"name": str(fields.get("name", gpu_id))}
-    for k in GPU_FIELDS + ("device_bytes",) * ("device_bytes" in fields):
+    for k in GPU_FIELDS + tuple(k for k in ("device_bytes", "scale_out_bandwidth") if k in fields):
         entry[k] = check_real(f"{where}.{k}", fields.get(k), minimum=0, open_min=True)
     entry["source"] = str(fields.get("source", "given as a chapter or command parameter (gpu_specs)"))
     if "device_bytes" not in entry:

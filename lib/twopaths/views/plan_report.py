@@ -18,6 +18,7 @@ from dataclasses import asdict
 
 from .. import specs
 from ..calc import fleet, kv
+from ..calc.decode import plan_step
 from ..calc.placement import GPUMemory, memory, placements
 from ..calc.request import model_weight_bytes
 from ..errors import ParameterError
@@ -58,19 +59,22 @@ def plan_dict(p: fleet.Plan) -> dict:
     each able engine's command lines (``views.launch``)."""
     engine = p.engine
     return {**memory_dict(p.decode), "engine": engine.label if engine else None, "launch": launch.as_dict(p),
+            "session_tokens_per_s": p.session_speed, "step_s": plan_step(p).step,
+            "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
             "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
             "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
 
 
-def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list) -> dict:
+def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list,
+                speed: float | None = None) -> dict:
     """The plan of each valid placement, fewest nodes first, and the best; or why there is none:
     no placement holds a request (``smallest_change``), or the planner cannot size this model
     (``unsized``: prefill by work needs attention FLOPs ``calc.attention_flops`` does not count)."""
     try:
-        plans = sorted((fleet.plan(model, gpu, a, work, placement=p) for p in valid),
+        best = fleet.plan(model, gpu, a, work, speed=speed)
+        plans = sorted((q for q in (fleet.plan_if_valid(model, gpu, a, work, p, speed) for p in valid) if q),
                        key=lambda p: (p.nodes, p.ep, p.placement.attention_tp))
-        best = fleet.plan(model, gpu, a, work)
     except fleet.NoValidPlan as e:
         return {"plans": [], "best": None, "smallest_change": e.fix, "unsized": None}
     except ParameterError as e:
@@ -83,7 +87,7 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
             "unsized": None}
 
 
-def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
+def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: float | None = None) -> dict:
     """Every figure the command prints, from the calculators."""
     spec, g = specs.model(model), specs.gpu(gpu)
     shipped = shipped_state_dtype(spec)
@@ -107,7 +111,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> dict:
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
         "placements": [memory_dict(m) for m in valid],
-        **fleet_plans(model, g.id, a, work, [m.placement for m in valid]),
+        "speed_target": speed,
+        **fleet_plans(model, g.id, a, work, [m.placement for m in valid], speed),
     }
 
 
@@ -161,6 +166,10 @@ def table(r: dict) -> str:
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
         lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
                      f"{b['nodes_by_work']:,} in all")
+        target = f", planned for at least {r['speed_target']:g}" if r["speed_target"] else ""
+        lines.append(f"  each session decodes at most {b['session_tokens_per_s']:.1f} tokens/s{target} (a bound: "
+                     f"HBM reads, DCP merge and {1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all "
+                     f"in a {1e3 * b['step_s']:.1f} ms step)")
         for launch in b["launch"].values():
             lines.append(f"{launch['engine']}, first node of each decode unit of "
                          f"{launch['decode_nodes_per_unit']} (the others take their own rank):")

@@ -1,0 +1,79 @@
+"""The expert-parallel all-to-all of one decode step: each MoE layer dispatches every token to its
+top-k experts' GPUs and combines their outputs back (part III, "Low-Latency Dispatch").
+
+Per MoE layer, one GPU sends and receives, for each of the ``tokens`` it dispatches,
+
+    dispatch: top_k x (width + 4 x width / 128 + 16) bytes   FP8, one FP32 scale per 128 channels,
+                                                               a 16-byte header
+    combine:  top_k x 2 x width bytes                        BF16
+
+where ``width`` is what the experts take: the hidden size, or K3's LatentMoE latent (3,584, half of
+7,168: "halving routing communication volume", the article's part III). The time is those bytes
+over the bandwidth DeepEP's low-latency kernels reach at the unit's EP size (``specs/kernels.yaml``:
+measured at 128 tokens a GPU, where the bytes over that bandwidth give the latency the table
+prints), scaled by the GPU's NIC against the H800's 400 Gb/s one. An EP size between two measured
+rows takes the larger row's (slower) bandwidth, one past 256 the 256 row's. A unit within one node
+moves its tokens over NVLink at the EP8 row's bandwidth.
+
+This is a bandwidth bound, like the rest of ``calc.decode``: at a few tokens a GPU the kernels'
+fixed latency (tens of microseconds) dominates and is not in it, and an engine that overlaps the
+all-to-all with compute (SGLang's two-batch overlap, vLLM's ``--enable-dbo``) hides part of it.
+Neither overlap applies to the headline plans: SGLang's has no K3 or V4 decode path, vLLM's
+refuses DCP and hybrid models (research notes, ``docs/engines``). Tokens a GPU dispatches: its
+attention group's requests over the group's ranks (each rank dispatches its slice of the group's
+tokens, as vLLM's sequence-parallel MoE does under TP with DP and EP).
+
+``layer_bytes(model)`` gives (dispatch, combine) bytes a token; ``step_seconds(model, gpu,
+placement, requests, gpus_per_node)`` one GPU's all-to-all time over all MoE layers of a step.
+"""
+
+from __future__ import annotations
+
+import bisect
+
+from ..errors import check_int
+from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
+from ..specs.kernels import deepep_low_latency
+from ..specs.params import param_counts
+from .moe import top_k
+
+
+def width(model: str) -> int:
+    """The channels a token carries to its experts: LatentMoE's latent, else the hidden size."""
+    c = model_spec(model).config
+    return int(c.get("routed_expert_hidden_size") or c["hidden_size"])
+
+
+def layer_bytes(model: str) -> tuple[float, float]:
+    """(dispatch, combine) bytes one token moves in one MoE layer."""
+    w, k = width(model), top_k(model)
+    return float(k * (w + 4 * w // 128 + 16)), float(k * 2 * w)
+
+
+def bandwidths(ep: int, gpus_per_node: int, gpu: GPUSpec) -> tuple[float, float]:
+    """(dispatch, combine) bytes/s of DeepEP's low-latency kernels at EP size ``ep``."""
+    d = deepep_low_latency()
+    sizes = sorted(d["rows"])
+    if ep <= gpus_per_node:
+        row = d["rows"][sizes[0]]
+    else:
+        row = d["rows"][sizes[min(bisect.bisect_left(sizes, ep), len(sizes) - 1)]]
+    scale = gpu.scale_out_bandwidth / d["nic_bandwidth"]
+    return row[1] * 1e9 * scale, row[3] * 1e9 * scale
+
+
+def moe_layers(model: str) -> int:
+    return param_counts(model).component("routed experts").layers
+
+
+def step_seconds(model: str, gpu: GPUSpec | str, placement, requests: int, gpus_per_node: int) -> float:
+    """One GPU's all-to-all time in one decode step of ``requests`` requests an attention group
+    (one token each); 0 for a dense unit or one GPU."""
+    requests = check_int("requests", requests, minimum=0)
+    if not placement.routed or placement.ep == 1:
+        return 0.0
+    g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
+    tokens = requests / placement.attention_tp
+    dispatch, combine = layer_bytes(model)
+    bw_d, bw_c = bandwidths(placement.ep, gpus_per_node, g)
+    return moe_layers(model) * tokens * (dispatch / bw_d + combine / bw_c)
