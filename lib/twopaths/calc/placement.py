@@ -55,7 +55,7 @@ from .attention_flops import attention_layers, layer_bytes_read
 from .ep import article_expert_bytes
 from .moe import is_moe, routed_experts
 from .request import request_bytes
-from .reserve import Reserve, dispatch_cap, reserve
+from .reserve import Reserve, dispatch_cap, least, reserve
 from .weights import experts_per_gpu, weights_per_gpu
 
 PER_HEAD = ("kda", "mha")        # cache kinds that belong to heads and shard with attention TP
@@ -238,6 +238,14 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     cap = dispatch_cap(placement, role, a)
     return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
                      share, requests if cap is None else min(requests, cap), held, cap)
+
+
+def cache_capacity(gpu: GPUSpec | str, a: Assumptions) -> float:
+    """What one GPU gives weights and caches if memory were pooled (the bare count, ``calc.bare``):
+    its usable bytes less the least runtime reserve any GPU keeps (``calc.reserve.least``: on a GPU
+    above 60 GiB, SGLang's 10 GiB floor)."""
+    g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
+    return a.usable_bytes(g) - least(g, a).total
 
 
 def _heads(model: str) -> list[int]:

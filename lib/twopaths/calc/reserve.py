@@ -30,6 +30,7 @@ chunked-prefill size a prefill unit's (15 GiB on an H200 for an MLA model, 27 Gi
 
 ``reserve(model, gpu, placement, role, a)`` gives a ``Reserve``; it does not depend on the
 requests a GPU ends up holding, so a plan's cache room is known before its requests are counted.
+``least(gpu, a)`` is the least any GPU keeps (what the bare count of ``calc.bare`` subtracts).
 """
 
 from __future__ import annotations
@@ -116,27 +117,40 @@ def reserve(model: str, gpu: GPUSpec | str, placement, role: str, a: Assumptions
     """The reserve of one GPU of ``placement`` serving ``role`` ("decode" or "prefill") under
     ``a.reserve``."""
     check_choice("role", role, ROLES)
-    r = reserve_models()[a.reserve]
-    if "base_mib" not in r:
+    if "base_mib" not in reserve_models()[a.reserve]:
         return NONE
-    g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
-    chunk, max_bs = defaults(g, placement.attention_tp, a)
-    if role == "prefill":     # SGLang divides the chunk among a unit's attention-DP ranks
-        chunk = max(chunk // placement.attention_groups, 1) if placement.routed else chunk
-    tokens = chunk if role == "prefill" else max_bs
-    activations = r["mib_per_activation_token"] * max(tokens, r["min_activation_tokens"])
-    if role == "decode":
-        graphs = r["decode_graph_mib_per_bs"] * max_bs
-    elif _mla(model):
-        graphs = r["mla_prefill_graph_mib"]
-    else:
-        graphs = r["prefill_graph_mib_per_size"] * _prefill_graph_sizes(chunk)
-    runtime = r["base_mib"] + r["mib_per_8_tp"] * placement.attention_tp / 8
-    below = activations + graphs + runtime
-    floor = r["floor_mib"] if a.capacity_bytes(g) / MIB > r["floor_above_mib"] else 0
     cap = dispatch_cap(placement, role, a)
     c = model_spec(model).config
     slots = routed_experts(model, "public") + a.redundant_experts if cap else 0
     deepep = deepep_buffer_bytes(slots, cap, c["hidden_size"]) if cap else 0
-    return Reserve(activations * MIB, graphs * MIB, runtime * MIB, max(floor - below, 0) * MIB, float(deepep),
+    groups = placement.attention_groups if placement.routed else 1
+    return _terms(gpu, placement.attention_tp, groups, role, _mla(model), float(deepep), a)
+
+
+def least(gpu: GPUSpec | str, a: Assumptions) -> Reserve:
+    """The least reserve any GPU keeps: a one-GPU decode unit's, with no all-to-all buffer."""
+    if "base_mib" not in reserve_models()[a.reserve]:
+        return NONE
+    return _terms(gpu, 1, 1, "decode", False, 0.0, a)
+
+
+def _terms(gpu: GPUSpec | str, attention_tp: int, groups: int, role: str, mla: bool, deepep: float,
+           a: Assumptions) -> Reserve:
+    r = reserve_models()[a.reserve]
+    g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
+    chunk, max_bs = defaults(g, attention_tp, a)
+    if role == "prefill":     # SGLang divides the chunk among a unit's attention-DP ranks
+        chunk = max(chunk // groups, 1)
+    tokens = chunk if role == "prefill" else max_bs
+    activations = r["mib_per_activation_token"] * max(tokens, r["min_activation_tokens"])
+    if role == "decode":
+        graphs = r["decode_graph_mib_per_bs"] * max_bs
+    elif mla:
+        graphs = r["mla_prefill_graph_mib"]
+    else:
+        graphs = r["prefill_graph_mib_per_size"] * _prefill_graph_sizes(chunk)
+    runtime = r["base_mib"] + r["mib_per_8_tp"] * attention_tp / 8
+    below = activations + graphs + runtime
+    floor = r["floor_mib"] if a.capacity_bytes(g) / MIB > r["floor_above_mib"] else 0
+    return Reserve(activations * MIB, graphs * MIB, runtime * MIB, max(floor - below, 0) * MIB, deepep,
                    chunk if role == "prefill" else 0)

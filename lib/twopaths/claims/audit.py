@@ -160,11 +160,12 @@ def sources(claim: Claim, serving: bool = False) -> str:
     found = [model(m).source for m, pat in NAMES if re.search(pat, text)]
     found += [gpu(g).source for g, pat in GPUS if re.search(pat, text)]
     if serving:
-        from ..specs.serving import assumptions
+        from ..specs.serving import assumptions, reserve_models
         a = assumptions("book")
         offered = "the memory its driver exposes" if a.capacity == "device" else "its datasheet HBM"
         found.append(f"the book's serving assumptions (specs/serving.yaml: a GPU gives "
-                     f"{100 * a.usable_fraction:g}% of {offered})")
+                     f"{100 * a.usable_fraction:g}% of {offered}, less a runtime reserve by "
+                     f"{reserve_models()[a.reserve]['label']})")
     return "; ".join(dict.fromkeys(found)) or "the models' public configs (specs/models)"
 
 

@@ -239,7 +239,7 @@ def unit_name(u: "fleet.GPUMemory | None") -> str:
 def glue_ep_sizing(a: Assumptions, context: int) -> None:
     """Glue one H200 GPU at the article's EP sizes with attention DP: its KV room
     (``k3_ep32_dp_kv_room_GB``, ``v4_ep16_dp_kv_room_GB``; negative when the weights do not fit),
-    weights, non-expert weights, one request's cache, whole requests per GPU and per unit
+    runtime reserve (``_reserve_GB``), weights, non-expert weights, one request's cache, whole requests per GPU and per unit
     (``k3_ep32_dp_weights_GB``, ``_other_GB``, ``_request_GB``, ``_requests``,
     ``_requests_per_unit``); and each smallest unit as text (``smallest_unit_k3``: "EP224,
     attention DP", or "none") with its EP size (``smallest_unit_k3_ep``: GPUs, or "none")."""
@@ -248,6 +248,7 @@ def glue_ep_sizing(a: Assumptions, context: int) -> None:
         p = article_unit(m)
         g, name = memory(m, EP_GPU, p, context, a), f"{TAG[m]}_ep{p.ep}_dp"
         glue(f"{name}_kv_room_GB", g.kv_room / GB, "GB")
+        glue(f"{name}_reserve_GB", g.reserve.total / GB, "GB")
         glue(f"{name}_weights_GB", g.weights / GB, "GB")
         glue(f"{name}_other_GB", g.other_bytes / GB, "GB")
         glue(f"{name}_request_GB", g.request_bytes / GB, "GB")

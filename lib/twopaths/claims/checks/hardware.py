@@ -9,7 +9,7 @@ activated parameters in their shipped formats, and the caches the configs define
 
 from __future__ import annotations
 
-from ...calc import cost, kv
+from ...calc import cost, kv, placement
 from ...calc.disagg import link_bandwidth
 from ...calc.request import activated_weight_bytes, model_weight_bytes
 from ...calc.weights import WEIGHT_FORMATS
@@ -36,7 +36,7 @@ def bandwidth(gpu_id: str) -> float:
 def active_share(model: str, gpu_id: str, basis: str = "stated") -> float:
     """Activated weight bytes over one GPU's HBM: the article's 141 GB / 288 GB, or under the public
     configs the bytes the book's serving assumptions give weights plus cache (specs.serving)."""
-    room = hbm(gpu_id) if basis == "stated" else assumptions("book").usable_bytes(gpu_id)
+    room = hbm(gpu_id) if basis == "stated" else placement.cache_capacity(gpu_id, assumptions("book"))
     return activated_weight_bytes(model, basis) / room
 
 

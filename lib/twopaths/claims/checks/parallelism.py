@@ -32,12 +32,12 @@ TAG = {K3: "k3", PRO: "v4"}
 @cache
 def bare_count(model: str, basis: str = "stated") -> bare.BareCount:
     """The bare count as the article computes it, or under the book's serving assumptions (public
-    configs, shipped formats, BF16 cache, 90% of the H200 the driver exposes)."""
+    configs, shipped formats, BF16 cache, the H200 the driver exposes less its runtime reserve)."""
     if basis == "stated":
         return bare.bare(model, basis=basis, rounding="article")
     a = assumptions("book")
     return bare.bare(model, basis="public", kv_dtype=a.kv_dtype, state_dtype=a.state_dtype,
-                     formats=a.formats(), capacity_bytes=a.usable_bytes("h200"))
+                     formats=a.formats(), capacity_bytes=placement.cache_capacity("h200", a))
 
 
 @cache
