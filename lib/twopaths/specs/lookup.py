@@ -61,6 +61,14 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         raise ParameterError(name, arg, f"a config the book reads ({e})") from None
 
 
+def shipped_kv_dtype(name) -> str:
+    """The cache format ``name`` (an id or a spec) is served in as released: what its model file
+    names (``shipped_kv_dtype``: V4's FP8), else BF16, the dtype of a config with no KV
+    quantisation (K3's ``kv_cache_scheme: null``)."""
+    spec = model(name) if isinstance(name, str) else name
+    return spec.raw.get("shipped_kv_dtype", "bf16")
+
+
 def shipped_state_dtype(name) -> str | None:
     """The dtype the config of ``name`` (an id or a spec) keeps its fixed state in
     (``mamba_ssm_dtype``); None where the config names none or the model keeps no
