@@ -46,12 +46,12 @@ def test_v4_pros_headline_step_adds_its_all_to_all_by_hand():
     s = decode.plan_step(p)
     assert s.all_to_all == pytest.approx(by_hand, rel=1e-12)
     assert s.step == pytest.approx((s.weight_bytes + s.kv_bytes) / s.bandwidth + by_hand, rel=1e-12)
-    # K3 sends its 3,584-wide latent to 16 experts, a TP8 group's tokens split over its ranks; EP224
-    # takes the EP256 row (39 and 40 GB/s)
+    # K3 sends its 3,584-wide latent, padded to DeepEP's 4,096, to 16 experts, a TP8 group's tokens
+    # split over its ranks; EP224 takes the EP256 row (39 and 40 GB/s)
     k3 = fleet.plan("kimi-k3", "h200", BOOK, WORK)
-    assert all_to_all.width("kimi-k3") == 3584 and all_to_all.moe_layers("kimi-k3") == 92
+    assert all_to_all.width("kimi-k3") == 4096 and all_to_all.moe_layers("kimi-k3") == 92
     assert decode.plan_step(k3).all_to_all == pytest.approx(
-        92 * k3.decode.requests / 8 * (16 * (3584 + 112 + 16) / 39e9 + 16 * 2 * 3584 / 40e9), rel=1e-12)
+        92 * k3.decode.requests / 8 * (16 * (4096 + 128 + 16) / 39e9 + 16 * 2 * 4096 / 40e9), rel=1e-12)
 
 
 @pytest.mark.parametrize("model", ["kimi-k3", "deepseek-v4-pro"])

@@ -166,18 +166,19 @@ def test_a_dcp_plan_for_k3_on_h200_matches_a_hand_computation():
     assert u.weights == plain.weights
     # The runtime reserve, SGLang 0.5.23's rule on a 143,771 MiB H200: activations 1.5 MiB x 2,048
     # tokens, decode graphs 2 MiB x 512, runtime 512 MiB + 1 GiB for TP8 make 5,632 MiB, under the
-    # 10 GiB floor; above it, DeepEP's low-latency buffer for 896 experts x 128 tokens a rank, 14,560 B
-    # a message (hidden 7,168), four buffers, plus two signal arrays of 4 B an expert.
+    # 10 GiB floor; above it, DeepEP's low-latency buffer for 896 experts x 128 tokens a rank, 8,320 B
+    # a combine message (K3's 3,584-wide latent padded to 4,096: 32 x 4 B of scales + 2 x 4,096),
+    # four buffers, plus two signal arrays of 4 B an expert.
     assert 1.5 * 2048 + 2 * 512 + 512 + 1024 == 5632
-    deepep = 4 * 896 * 128 * 14_560 + 2 * 4 * 896 + 128
+    deepep = 4 * 896 * 128 * 8_320 + 2 * 4 * 896 + 128
     reserve = 10 * 2**30 + deepep
     assert u.reserve.total == pytest.approx(reserve, abs=1) and u.request_cap == 128
     usable = 143_771 * 2**20                                     # the driver's H200 figure, all usable
     requests = math.floor((usable - u.weights - reserve) / share)    # whole requests on every GPU
-    assert u.requests == requests == 45
+    assert u.requests == requests == 46
     per_unit = requests * 224 // t                              # a request spans its group of 8
     units = math.ceil(2_500 / per_unit)
-    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1260, 2, 56)
+    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1288, 2, 56)
     without = fleet.plan(K3, "h200", BOOK, HEADLINE)
     assert without.d_nodes == 210 and p.nodes < without.nodes
 

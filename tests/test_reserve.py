@@ -18,12 +18,13 @@ BOOK = assumptions("book")
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
 
 
-def deepep(experts: int, tokens: int = 128) -> int:
+def deepep(experts: int, tokens: int = 128, hidden: int = 7168) -> int:
     # hidden 7,168: a dispatch message is 16 B + 2 x 7,168 (BF16 beats FP8 + 56 scales), a combine
     # one 56 x 4 B of scales + 2 x 7,168; four buffers of experts x tokens combine messages, two
     # signal arrays of 4 B an expert rounded to 128 B, and the total rounded up past 128 B
     assert 16 + 2 * 7168 == 14_352 and 56 * 4 + 2 * 7168 == 14_560
-    return 4 * experts * tokens * 14_560 + 2 * (-(-4 * experts // 128) * 128) + 128
+    combine = hidden // 128 * 4 + 2 * hidden
+    return 4 * experts * tokens * combine + 2 * (-(-4 * experts // 128) * 128) + 128
 
 
 @pytest.mark.parametrize("experts, expected", [(256, 1_908_410_496), (288, 2_146_961_792),
@@ -35,14 +36,14 @@ def test_deepeps_buffer_follows_its_size_formula(experts, expected):
 
 
 def test_a_decode_unit_keeps_the_floor_and_deepeps_buffer_above_it():
-    for model, experts in ((K3, 896), (V4, 384)):
+    for model, experts, width in ((K3, 896, 4096), (V4, 384, 7168)):   # K3's latent, padded
         m = placement.memory(model, "h200", Placement(64, 1), 500_000, BOOK)
         r = m.reserve
         # 1.5 MiB x 2,048 tokens (512 decode graphs, one token each), 2 MiB x 256 graphs (TP < 4),
         # 512 MiB + 1 GiB x 1/8: 4,224 MiB under the 10 GiB floor
         assert (r.activations, r.cuda_graphs, r.runtime) == (3072 * MIB, 512 * MIB, 640 * MIB)
         assert r.floor_top_up == (10240 - 4224) * MIB
-        assert r.all_to_all == deepep(experts) and r.total == 10 * GIB + deepep(experts)
+        assert r.all_to_all == deepep(experts, hidden=width) and r.total == 10 * GIB + deepep(experts, hidden=width)
         assert m.request_cap == 128 and m.requests <= 128
 
 

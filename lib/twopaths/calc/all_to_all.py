@@ -8,7 +8,8 @@ Per MoE layer, one GPU sends and receives, for each of the ``tokens`` it dispatc
     combine:  top_k x 2 x width bytes                        BF16
 
 where ``width`` is what the experts take: the hidden size, or K3's LatentMoE latent (3,584, half of
-7,168: "halving routing communication volume", the article's part III). The time is those bytes
+7,168: "halving routing communication volume", the article's part III), padded to a width DeepEP's
+kernels take, as vLLM pads it (4,096 for K3: the halving is 4,096 of 7,168). The time is those bytes
 over the bandwidth DeepEP's low-latency kernels reach at the unit's EP size (``specs/kernels.yaml``:
 measured at 128 tokens a GPU, where the bytes over that bandwidth give the latency the table
 prints), scaled by the GPU's NIC against the H800's 400 Gb/s one. An EP size between two measured
@@ -39,9 +40,11 @@ from .moe import top_k
 
 
 def width(model: str) -> int:
-    """The channels a token carries to its experts: LatentMoE's latent, else the hidden size."""
+    """The channels a token carries to its experts: LatentMoE's latent, else the hidden size, padded
+    to the next width DeepEP's low-latency kernels take (K3: 3,584 to 4,096)."""
     c = model_spec(model).config
-    return int(c.get("routed_expert_hidden_size") or c["hidden_size"])
+    w = int(c.get("routed_expert_hidden_size") or c["hidden_size"])
+    return next((h for h in deepep_low_latency()["hidden_sizes"] if h >= w), w)
 
 
 def layer_bytes(model: str) -> tuple[float, float]:

@@ -15,8 +15,10 @@ book evaluates it term by term for each unit (``specs/serving.yaml``, ``reserve_
 
 The all-to-all term is where the book departs from SGLang's figure: SGLang reserves a flat 2 GiB,
 while the buffer DeepEP allocates (``deepep_buffer_bytes``, its ``get_low_latency_rdma_size_hint``)
-grows with the experts of the whole model and the tokens a rank may dispatch in a step: 2.7 GiB for
-V4-Pro's 384 experts, 6.2 GiB for K3's 896, at SGLang's default 128 tokens a rank. Those 128 tokens
+grows with the experts of the whole model, the width a token is dispatched at
+(``calc.all_to_all.width``) and the tokens a rank may dispatch in a step: 2.7 GiB for V4-Pro's 384
+experts at 7,168, 3.6 GiB for K3's 896 at its 4,096-wide latent, at SGLang's default 128 tokens a
+rank. Those 128 tokens
 also bound the requests one attention group decodes at once (``dispatch_cap``).
 
 Two more readings differ from SGLang's code, both because the book's units span many nodes:
@@ -41,6 +43,7 @@ from dataclasses import dataclass
 from ..errors import check_choice
 from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.serving import Assumptions, reserve_models
+from . import all_to_all
 from .moe import routed_experts
 
 MIB = 2**20
@@ -120,9 +123,8 @@ def reserve(model: str, gpu: GPUSpec | str, placement, role: str, a: Assumptions
     if "base_mib" not in reserve_models()[a.reserve]:
         return NONE
     cap = dispatch_cap(placement, role, a)
-    c = model_spec(model).config
     slots = routed_experts(model, "public") + a.redundant_experts if cap else 0
-    deepep = deepep_buffer_bytes(slots, cap, c["hidden_size"]) if cap else 0
+    deepep = deepep_buffer_bytes(slots, cap, all_to_all.width(model)) if cap else 0
     groups = placement.attention_groups if placement.routed else 1
     return _terms(gpu, placement.attention_tp, groups, role, _mla(model), float(deepep), a)
 

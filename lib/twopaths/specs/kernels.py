@@ -17,5 +17,5 @@ def deepep_low_latency() -> dict:
     combine us, combine GB/s); ``tokens``, ``hidden``, ``top_k`` and ``nic_bandwidth`` are the
     setting, ``source`` where the figures come from."""
     d = yaml.safe_load((HERE / "kernels.yaml").read_text())["deepep_low_latency"]
-    return {**d, "nic_bandwidth": float(d["nic_bandwidth"]),
+    return {**d, "nic_bandwidth": float(d["nic_bandwidth"]), "hidden_sizes": tuple(int(h) for h in d["hidden_sizes"]),
             "rows": {int(k): tuple(float(x) for x in v) for k, v in d["rows"].items()}}
