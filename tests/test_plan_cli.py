@@ -420,3 +420,16 @@ def test_a_model_no_node_size_spreads_is_refused_for_its_experts(capsys, tmp_pat
     path.write_text(json.dumps({**c, "num_experts_per_tok": 200}))
     status, out, err = run(capsys, str(path))
     assert status == 2 and "num_experts_per_tok: got 200; allowed: at most the 128 routed experts" in err
+
+
+def test_attention_tp_the_heads_do_not_split_is_named_not_skipped(capsys, tmp_path):
+    # Qwen3-32B's config with 60 query heads (and its 8 K/V heads): TP8 divides the node but not
+    # 60 heads, so the plan may only use TP 1, 2 or 4, and the report says why TP8 is missing
+    c = json.loads(Path(corpus("Qwen--Qwen3-32B")).read_text())
+    c["num_attention_heads"] = 60
+    path = written(tmp_path / "config.json", json.dumps(c))
+    r = as_json(capsys, path, *HEADLINE)
+    assert set(r["attention_tp_not_tried"]) == {"8"} and "60 attention heads" in r["attention_tp_not_tried"]["8"]
+    assert all(p["attention_tp"] in (1, 2, 4) for p in r["placements"])
+    status, out, _ = run(capsys, path, *HEADLINE)
+    assert "attention TP8 not tried: it must be a divisor of" in out

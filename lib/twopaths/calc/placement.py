@@ -315,6 +315,21 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     return tuple(out)
 
 
+def untried_tp(model: str, a: Assumptions) -> dict[int, str]:
+    """The attention TP sizes up to ``a.max_attention_tp`` that divide the node but that
+    ``placements`` does not try for ``model``, each with why (heads it does not divide), so a plan
+    left with attention DP says so instead of passing over them in silence."""
+    out = {}
+    for t in range(2, a.max_attention_tp + 1):
+        if a.gpus_per_node % t:
+            continue
+        try:
+            _check_tp(model, t, a)
+        except ParameterError as e:
+            out[t] = e.allowed
+    return out
+
+
 def no_unit_reason(model: str, a: Assumptions) -> str | None:
     """Why ``model`` has no decode unit of whole nodes to size under ``a``, as a table row says it;
     None when it has one. A dense model has no routed experts to spread; a MoE model's expert slots

@@ -19,7 +19,7 @@ from dataclasses import asdict
 from .. import specs
 from ..calc import fleet, kv
 from ..calc.decode import plan_step
-from ..calc.placement import GPUMemory, memory, placements
+from ..calc.placement import GPUMemory, memory, placements, untried_tp
 from ..calc.request import model_weight_bytes
 from ..errors import ParameterError
 from ..specs.lookup import shipped_state_dtype
@@ -110,6 +110,7 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
+        "attention_tp_not_tried": {str(t): why for t, why in untried_tp(model, a).items()},
         "placements": [memory_dict(m) for m in valid],
         "speed_target": speed,
         **fleet_plans(model, g.id, a, work, [m.placement for m in valid], speed),
@@ -143,6 +144,8 @@ def table(r: dict) -> str:
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
     lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
                  "(GB a GPU; nodes decode + prefill at P:D)")
+    for t, why in r["attention_tp_not_tried"].items():
+        lines.append(f"  attention TP{t} not tried: it must be {why}")
     widths = [27, 7, 7, 4, 11, 5, 6, 7, 6]
     if rows:
         lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
