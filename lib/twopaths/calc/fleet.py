@@ -163,7 +163,8 @@ def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions,
     by_ratio = whole(math.ceil(round(d_nodes / a.pd_ratio, 9)))
     demand = work.turns_per_s * a.prompt_tokens_per_turn
     active = deployment(model).activated_params if a.inputs != "public" else None
-    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active)
+    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active,
+                                new_tokens=a.prompt_tokens_per_turn)
     return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, whole(_units(math.ceil(demand / rate), a)))
 
 
