@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from ..errors import ParameterError, check_int
-from ..specs import gpu as gpu_spec
+from ..specs import gpu as gpu_spec, max_position
 from ..specs.deployment import deployment, workload as article_workload
 from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
@@ -127,6 +127,12 @@ class Plan:
     def nodes_by_work(self) -> int:
         """Decode nodes plus prefill nodes sized by work instead of the P:D ratio."""
         return self.d_nodes + self.prefill.by_work
+
+    @property
+    def beyond_max_position(self) -> bool:
+        """Whether the context is past what the model's config declares (``specs.max_position``):
+        the plan is priced all the same, and every page and the ``plan`` command flag it."""
+        return max_position.beyond(self.model, self.work.context)
 
 
 class NoValidPlan(ParameterError):
