@@ -91,3 +91,26 @@ def test_a_longest_context_names_the_cap():
     assert context_limit.longest(K3, 900_000) == "900,000 tokens"
     assert context_limit.flag(K3, LIMIT) == ""
     assert context_limit.flag(K3, LIMIT + 1) == "past Kimi K3's max_position_embeddings (1,048,576 tokens)"
+
+
+def test_a_table_of_longest_contexts_names_each_cap_once():
+    pairs = [(K3, 23_616_796), (K3, 900_000), (K3, 2_000_000), (V32, 1_128_650)]
+    note = context_limit.lengths_sentence(pairs)
+    assert "Kimi K3's max_position_embeddings caps it at 1,048,576 (2 of these)" in note
+    assert "DeepSeek-V3.2's max_position_embeddings caps it at 163,840 (1 of these)" in note
+    assert note.count("Kimi K3") == 1 and context_limit.lengths_sentence([(K3, 900_000)]) == ""
+    t = plans.plan_table([], "t")
+    assert context_limit.noted(t, pairs, lengths=True).note == note
+    assert context_limit.noted(t, [(K3, 900_000)]) is t
+
+
+def test_the_sensitivity_table_flags_a_context_it_moves_past_the_limit():
+    from twopaths.calc import sensitivity
+    from twopaths.views import sensitivity_tables
+    work = fleet.Workload(10_000, 1_000_000, 0.25)
+    base, moved = sensitivity.settings([K3, V4], "h200", A, work, {"context": (500_000, 2_000_000)})
+    names = ("Kimi K3", "DeepSeek-V4-Pro")
+    note = sensitivity_tables.table(names, base, moved, A, "t", models=(K3, V4)).note
+    assert "Kimi K3 at 2,000,000 tokens" in note and "DeepSeek-V4-Pro at 2,000,000 tokens" in note
+    assert "500,000" not in note
+    assert "max_position" not in sensitivity_tables.table(names, base, moved, A, "t").note

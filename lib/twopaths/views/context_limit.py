@@ -9,7 +9,7 @@ plans stop), so nothing is hidden; it is flagged:
   line a page shows under its assumptions (``banner``);
 - ``flag(model, context)``: the words the ``plan`` command adds to a flagged line;
 - ``longest(model, tokens)``: a longest-context figure with its cap, the cache-limited length and
-  the model's limit where that is shorter.
+  the model's limit where that is shorter (``lengths_sentence``: the note of a table of them).
 """
 
 from __future__ import annotations
@@ -53,9 +53,22 @@ def plans_note(plans) -> str:
     return sentence((p.model, p.work.context) for p in plans if isinstance(p, fleet.Plan))
 
 
-def noted(t: Table, pairs) -> Table:
-    """``t`` with ``sentence(pairs)`` added to its note."""
-    extra = sentence(pairs)
+def lengths_sentence(pairs) -> str:
+    """For a table of longest contexts: each model whose ``(model, tokens)`` lengths pass its limit,
+    with the limit and how many cells pass it, or "" when none does."""
+    past = [m for m, t in pairs if max_position.beyond(m, t)]
+    if not past:
+        return ""
+    each = "; ".join(f"{_name(m)}'s {FIELD} caps it at {max_position.limit(m):,} ({past.count(m)} of these)"
+                     for m in dict.fromkeys(past))
+    return (f"A length past a model's declared context is what its cache allows, not a context it serves: "
+            f"{each}.")
+
+
+def noted(t: Table, pairs, lengths: bool = False) -> Table:
+    """``t`` with ``sentence(pairs)`` added to its note (``lengths_sentence`` for a table of
+    longest contexts)."""
+    extra = (lengths_sentence if lengths else sentence)(pairs)
     return replace(t, note=" ".join(s for s in (t.note, extra) if s)) if extra else t
 
 
@@ -67,7 +80,7 @@ def banner(models, context: int) -> Markdown:
 
 
 def longest(model: str, tokens: int) -> str:
-    """``"2,952,099 tokens fit; Kimi K3's max_position_embeddings caps it at 1,048,576"``: a
+    """``"23,616,796 tokens fit; Kimi K3's max_position_embeddings caps it at 1,048,576"``: a
     cache-limited longest context and, where it is shorter, the limit that caps it."""
     if not max_position.beyond(model, tokens):
         return f"{tokens:,} tokens"

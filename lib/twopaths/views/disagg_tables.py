@@ -48,8 +48,8 @@ def handoff_table(models, context: int, cases, bandwidth: float, title: str) -> 
                          h.kv_seconds, h.seconds])
     return table(title, ["inputs", "model", Column("fixed state", "MB", "{:,.0f} MB"),
                          Column("state transfer", "ms", "{:,.1f} ms"), Column("growing cache", "GB", "{:,.2f} GB"),
-                         Column("cache transfer", "s", "{:,.3f} s"), Column("whole request", "s", "{:,.3f} s")], rows,
-                 note=sentence((m, context) for m in models))
+                         Column("cache transfer", "s", "{:,.3f} s"), Column("whole request", "s", "{:,.3f} s")],
+                 rows, note=sentence((m, context) for m in models))
 
 
 def article_table(plans: dict, title: str) -> Table:
@@ -116,4 +116,5 @@ def prompt_table(grid: dict, title: str) -> Table:
     rows = [[t, model_name(m), p.prefill.by_work if isinstance(p, fleet.Plan) else p.reason]
             for (t, m), p in grid.items()]
     return table(title, [Column("prompt tokens a turn", "tokens", "{:,}"), "model",
-                         Column("prefill nodes by work", "nodes", "{:,}")], rows, note=plans_note(grid.values()))
+                         Column("prefill nodes by work", "nodes", "{:,}")], rows,
+                 note=plans_note(grid.values()))
