@@ -1,18 +1,22 @@
 """Attention FLOPs and bytes per decoded token: the formulas on the public configs, the entry counts
-against what the toy layers let a query see, GQA, sliding and Gated DeltaNet layers by hand and
-against torch's FLOP counter, and bad input."""
+against what the toy layers let a query see, GQA, sliding, Gated DeltaNet and KDA layers by hand and
+against torch's FLOP counter, MLA prefill past a cached prefix (the prefix's up-projection, or the
+absorbed form where cheaper) by hand from K3's config, and bad input."""
 
 import importlib.util
+import math
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import torch
+import yaml
 from hypothesis import given, strategies as st
 from torch.utils.flop_counter import FlopCounterMode
 
 from twopaths import specs
-from twopaths.calc import attention_flops as af, kv
+from twopaths.calc import attention_flops as af, fleet, kv
+from twopaths.specs.serving import assumptions
 from twopaths.layers.csa_hca import CSA, HCA
 from twopaths.layers.dsa import DSA
 from twopaths.layers.window import WindowAttention, window_mask
@@ -87,14 +91,114 @@ def test_bad_input(raises_param):
 
 def test_k3_counts_its_mla_layers_and_a_fixed_kda_cost():
     """K3: 24 MLA layers over every token (96 heads, 576 + 512 absorbed, 192 + 128 un-absorbed in
-    prefill) and 69 KDA layers at three 128 x 128 products per head, whatever the context."""
+    prefill) and 69 KDA layers at three 128 x 128 products per head in decode, whatever the context;
+    in prefill KDA runs chunked, 169,238 FLOPs a token and head (``test_kda_prefill_by_hand``)."""
     t = 500_000
     mla_decode = 24 * 2 * 96 * t * (576 + 512)
     mla_prefill = 24 * 2 * 96 * t * (192 + 128)
     kda = 69 * 2 * 3 * 96 * 128 * 128
     assert af.attention_flops("kimi-k3", t) == mla_decode + kda
-    assert af.attention_flops("kimi-k3", t, prefill=True) == mla_prefill + kda
+    assert af.attention_flops("kimi-k3", t, prefill=True) == mla_prefill + 69 * 96 * 169_238   # a fresh prompt
     assert af.attention_flops("kimi-k3", 1) - kda == 24 * 2 * 96 * (576 + 512)
+
+
+def _k3_config():
+    """K3's dimensions as the registry's YAML carries them from its config.json (read here, not
+    through the calculator)."""
+    path = Path(af.__file__).resolve().parents[1] / "specs" / "models" / "kimi-k3.yaml"
+    return yaml.safe_load(path.read_text())
+
+
+def test_the_reviewers_mla_prefix_upprojection_by_hand():
+    """Issue 24, item 5: a turn's 2,000 new tokens past a cached prefix of 498,000 (a 500K session)
+    must up-project every prefix latent to full keys and values in each MLA layer, 2 d_c H (nope + v)
+    FLOPs an entry, once a pass: about 6.3 GFLOP a new token and layer for K3, 1,097 GFLOP a prompt
+    token in all instead of 946, and 348 prefill nodes by work instead of 300 (H200, 10,000
+    sessions, rho 0.25)."""
+    y = _k3_config()
+    c = y["config"]
+    H, d_c, nope, rope, v = (c["num_attention_heads"], c["kv_lora_rank"], c["qk_nope_head_dim"],
+                             c["qk_rope_head_dim"], c["v_head_dim"])
+    mla_layers = len(c["linear_attn_config.full_attn_layers"])
+    kda_layers, kda_heads, d = (c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"],
+                                c["linear_attn_config.head_dim"])
+    T, n = 500_000, 2_000
+    per_entry = 2 * d_c * H * (nope + v)
+    assert per_entry == 25_165_824
+    upproject = (T - n) * per_entry // n                       # a new token's share, one layer
+    assert upproject == 249 * per_entry and round(upproject / 1e9, 1) == 6.3
+    attend = 2 * H * T * (nope + rope + v)                     # un-absorbed: 192 + 128 an entry
+    C, BC = 64, 16                                             # fla's chunk_kda: chunk and sub-chunk
+    tiles = (C // BC) * (C // BC + 1) // 2
+    chunk = 2 * (3 * C * d * d + C * C * (d + 2 * d) + 2 * tiles * BC * BC * d + C * (C - 1) * (C - 2) // 6)
+    kda = kda_heads * chunk // C
+    weights = 2 * float(y["params"]["active"])               # YAML reads 104.0e9 as text
+    by_hand = weights + mla_layers * (attend + upproject) + kda_layers * kda
+    assert round(by_hand / 1e9) == 1_097
+    before = weights + mla_layers * attend + kda_layers * 6 * kda_heads * d * d   # no prefix, KDA recurrent
+    assert round(before / 1e9) == 946
+    assert af.attention_flops("kimi-k3", T, prefill=True, new_tokens=n) == by_hand - weights
+    # prefill by work: 10,000 x 0.25 sessions start a turn each 5 s, 2,000 new tokens a turn
+    demand = 10_000 * 0.25 / 5.0 * n
+    unit = 2                                                   # K3's prefill unit: EP16, 2 nodes of 8
+    work = {f: unit * math.ceil(math.ceil(math.ceil(demand / (0.4 * specs.gpu("h200").bf16_flops / f)) / 8) / unit)
+            for f in (before, by_hand)}
+    assert work == {before: 300, by_hand: 348}
+    p = fleet.plan("kimi-k3", "h200", assumptions(), fleet.workload(rho=0.25))
+    assert p.prefill.unit_nodes == unit and p.prefill.by_work == 348
+
+
+def test_the_cheaper_mla_form_is_counted():
+    """Absorbed (576 + 512 an entry, nothing up-projected) against un-absorbed (192 + 128) plus the
+    prefix's share: for a full MLA layer the un-absorbed form wins from 171 new tokens (512 x 256 /
+    768); a DSA layer attends to only its top 2,048, so absorbed wins once the prefix is 12 times the
+    new tokens; V4's entries are their own keys and values, nothing to up-project."""
+    k3, = [g for g in af.attention_layers("kimi-k3") if g.kind == "mla"]
+    T = 1_000_000
+    absorbed = 2 * 96 * T * (576 + 512)
+    for n in (100, 170, 171, 2_000):
+        unabsorbed = 2 * 96 * T * (192 + 128) + (T - n) * 2 * 512 * 96 * 256 // n
+        assert af.layer_flops(k3, T, prefill=True, new_tokens=n) == min(absorbed, unabsorbed)
+    assert af.layer_flops(k3, T, prefill=True, new_tokens=170) == absorbed
+    assert af.layer_flops(k3, T, prefill=True, new_tokens=171) < absorbed
+    dsa, = af.attention_layers("deepseek-v3.2")
+    absorbed = 2 * 128 * 2048 * (576 + 512)
+    for n, prefix in ((2_000, 23_000), (2_000, 25_000), (2_000, T - 2_000)):
+        unabsorbed = 2 * 128 * 2048 * (192 + 128) + prefix * 2 * 512 * 128 * 256 // n
+        index = 2 * 64 * 128 * (n + prefix)
+        assert af.layer_flops(dsa, n + prefix, prefill=True, new_tokens=n) == min(absorbed, unabsorbed) + index
+    assert af.layer_flops(dsa, 27_000, prefill=True, new_tokens=2_000) == af.layer_flops(dsa, 27_000)
+    assert af.layer_flops(dsa, 25_000, prefill=True, new_tokens=2_000) < af.layer_flops(dsa, 25_000)
+    for g in af.attention_layers("deepseek-v4-pro"):
+        assert af.layer_flops(g, T, prefill=True, new_tokens=2_000) == af.layer_flops(g, T)
+
+
+def test_new_tokens_are_checked(raises_param):
+    k3, = [g for g in af.attention_layers("kimi-k3") if g.kind == "mla"]
+    raises_param("new_tokens", af.layer_flops, k3, 1_000, True, 0)
+    raises_param("new_tokens", af.layer_flops, k3, 1_000, True, 1_001)
+    raises_param("new_tokens", af.attention_flops, "kimi-k3", 1_000, True, 2.5)
+    assert af.layer_flops(k3, 1_000, True, 1_000) == af.layer_flops(k3, 1_000, True)   # all new: no prefix
+
+
+def test_kda_prefill_by_hand():
+    """K3's KDA in fla's chunk_kda: chunks of 64 cut into sub-chunks of 16, the per-channel decay
+    folded into the operands of the 10 causal 16 x 16 tiles of each C x C key product (K K^T and
+    Q K^T), the rest as Gated DeltaNet. Per chunk and head, multiply-adds: 3 C d^2 = 3,145,728
+    (W S, K^T V', Q S), C^2 (d + 2 d) = 1,572,864 (T K, T V, A_qk V'), 2 x 10 x 16^2 x d = 655,360
+    (A_kk, A_qk), C (C-1) (C-2) / 6 = 41,664 (the triangular inverse): 5,415,616, so 10,831,232 FLOPs
+    a chunk, 169,238 a token and head, against 98,304 in the recurrent (decode) form."""
+    kda = af.attention_layers("kimi-k3")[1]
+    assert (kda.kind, kda.chunk, kda.sub_chunk, kda.heads, kda.key_dim) == ("kda", 64, 16, 96, 128)
+    per_chunk = 3 * 64 * 128 * 128 + 64 * 64 * 3 * 128 + 2 * 10 * 16 * 16 * 128 + 64 * 63 * 62 // 6
+    assert per_chunk == 5_415_616 and 2 * per_chunk // 64 == 169_238
+    assert af.layer_flops(kda, 10, prefill=True) == af.layer_flops(kda, 10**6, prefill=True) == 96 * 169_238
+    assert af.layer_flops(kda, 10) == 96 * 2 * 3 * 128 * 128 == 96 * 98_304
+    # GDN's dense 64 x 64 tiles for the same layer: 2 x 6 x 16^2 x d more multiply-adds a chunk
+    dense = replace(kda, sub_chunk=0)
+    assert af.layer_flops(dense, 10, prefill=True) == 96 * (2 * (per_chunk + 2 * 6 * 256 * 128) // 64)
+    with pytest.raises(ValueError, match="sub_chunk: got 24"):
+        af.layer_flops(replace(kda, sub_chunk=24), 10, prefill=True)
 
 
 def test_prefill_form_changes_only_mla():
@@ -167,13 +271,14 @@ def test_a_gated_deltanet_layer_by_hand():
     assert g.attended(10**6) == 0 and af.layer_bytes_read("qwen-2.5-72b", g, 10**6) == 0
 
 
-def _fla_reference():
-    """fla's naive.py needs only torch and einops; loaded by path, as importing fla wants triton."""
+def _fla_reference(op: str = "gated_delta_rule"):
+    """fla's naive.py of ``op`` needs only torch and einops; loaded by path, as importing fla wants
+    triton."""
     found = importlib.util.find_spec("fla")
     if found is None:
         pytest.skip("fla is not installed")
-    path = Path(found.submodule_search_locations[0]) / "ops" / "gated_delta_rule" / "naive.py"
-    spec = importlib.util.spec_from_file_location("fla_gdn_naive", path)
+    path = Path(found.submodule_search_locations[0]) / "ops" / op / "naive.py"
+    spec = importlib.util.spec_from_file_location(f"fla_{op}_naive", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -192,6 +297,25 @@ def test_gated_deltanet_products_are_fla_reference_chunk_products(C, dk, dv):
     layer = af.AttentionLayers("gdn", 1, heads, dk, dv, 0, chunk=C)
     inverse = heads * 2 * C * (C - 1) * (C - 2) // 6 // C          # a token's share of the solve
     assert T * (af.layer_flops(layer, T, prefill=True) - inverse) == counter.get_total_flops()
+
+
+@pytest.mark.parametrize("C, BC, dk, dv", [(16, 4, 8, 8), (64, 16, 32, 16)])
+def test_kda_products_are_fla_reference_chunk_products_but_the_upper_tiles(C, BC, dk, dv):
+    """fla's PyTorch reference of chunked KDA (naive_chunk_kda) multiplies GDN's products, its C x C
+    key products (K K^T, Q K^T) as dense tiles, per-channel decays folded in elementwise; the count
+    takes the causal sub-chunk tiles chunk_kda multiplies, so the reference runs the (NC-1) NC / 2
+    tiles above the diagonal of both products more, and the triangular inverse as elementwise sums."""
+    naive = _fla_reference("kda")
+    heads, T = 2, 2 * C
+    q, k = torch.randn(1, T, heads, dk), torch.randn(1, T, heads, dk)
+    v, g, beta = torch.randn(1, T, heads, dv), -torch.rand(1, T, heads, dk), torch.rand(1, T, heads)
+    with FlopCounterMode(display=False) as counter:
+        naive.naive_chunk_kda(q, k, v, g, beta, chunk_size=C)
+    layer = af.AttentionLayers("kda", 1, heads, dk, dv, 0, chunk=C, sub_chunk=BC)
+    inverse = heads * 2 * C * (C - 1) * (C - 2) // 6 // C          # a token's share of the solve
+    n = C // BC
+    upper = heads * 2 * 2 * (n - 1) * n // 2 * BC * BC * dk // C    # a token's share of the skipped tiles
+    assert T * (af.layer_flops(layer, T, prefill=True) - inverse + upper) == counter.get_total_flops()
 
 
 def _prompt(group, T):

@@ -98,7 +98,7 @@ def test_small_calculators_refuse(raises_param):
     raises_param("hbm_bytes", bare.bare_gpus, 1e12, 1e12, 0)
     raises_param("gpus", prefill.time_bound, 1e15, 0, 1e15)
     raises_param("dtype", prefill.ttft_bound, K3, "h200", 1_000, 8, dtype="int4")
-    raises_param("mfu", prefill.tokens_per_s_per_gpu, K3, "h200", 1_000, mfu=0)
+    raises_param("mfu", prefill.tokens_per_s_per_gpu, K3, "h200", 1_000, mfu=0, new_tokens=1_000)
     raises_param("kind", anchors, "prices")
     raises_param("per_target", ep.dispatch_fanout, 896, 16, 0)
     p = fleet.plan(K3, "h200", BOOK)

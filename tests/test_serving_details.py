@@ -31,13 +31,14 @@ def test_prefill_by_work_by_hand():
     MFU x BF16 peak over (2 x activated params + prefill attention at the context)."""
     p = fleet.plan(V4, "h200", BOOK, W25)
     demand = 10_000 * 0.25 / 5.0 * BOOK.prompt_tokens_per_turn
-    per_token = 2 * model_spec(V4).params_active + attention_flops.attention_flops(V4, 500_000, prefill=True)
+    per_token = 2 * model_spec(V4).params_active + attention_flops.attention_flops(V4, 500_000, prefill=True,
+                                                                                     new_tokens=2_000)
     rate = 0.4 * gpu_spec("h200").bf16_flops / per_token
     assert p.prefill.tokens_per_s == pytest.approx(demand) and p.prefill.tokens_per_s_per_gpu == pytest.approx(rate)
     unit = p.prefill.unit_nodes
     assert p.prefill.by_work == unit * math.ceil(math.ceil(math.ceil(demand / rate) / 8) / unit)
     assert p.nodes_by_work == p.d_nodes + p.prefill.by_work
-    assert prefill.prompt_flops_per_token(V4, 500_000) == pytest.approx(per_token)
+    assert prefill.prompt_flops_per_token(V4, 500_000, new_tokens=BOOK.prompt_tokens_per_turn) == pytest.approx(per_token)
 
 
 def test_prefill_unit_is_none_where_nothing_fits():
@@ -100,14 +101,23 @@ def test_prefill_boundaries(raises_param):
     raises_param("efficiency", prefill.time_bound, 1.0, 1, 1.0, 0)
     raises_param("tokens", prefill.matmul_flops, 1e9, -1)
     raises_param("activated_params", prefill.matmul_flops, 0, 1)
-    raises_param("mfu", prefill.tokens_per_s_per_gpu, V4, "h200", 1_000, mfu=1.01)
+    raises_param("mfu", prefill.tokens_per_s_per_gpu, V4, "h200", 1_000, mfu=1.01, new_tokens=100)
     raises_param("flops_per_gpu", prefill.time_bound, 1.0, 1, 0)
     raises_param("flops", prefill.time_bound, -1.0, 1, 1.0)
-    raises_param("context", prefill.prompt_flops_per_token, K3, 0)
-    # K3's MLA runs un-absorbed in prefill: cheaper than the decode form.
+    raises_param("context", prefill.prompt_flops_per_token, K3, 0, new_tokens=1)
+    raises_param("new_tokens", prefill.prompt_flops_per_token, K3, 1_000, new_tokens=0)
+    raises_param("new_tokens", prefill.tokens_per_s_per_gpu, K3, "h200", 1_000, mfu=0.5, new_tokens=0)
+    raises_param("prompt_tokens_per_turn", BOOK.but, prompt_tokens_per_turn=0)   # a turn brings a message
+    # K3's MLA runs un-absorbed in prefill: cheaper than the decode form, its prefix up-projection included.
     decode_form = 2 * model_spec(K3).params_active + attention_flops.attention_flops(K3, 500_000)
-    assert prefill.prompt_flops_per_token(K3, 500_000) < decode_form
-    assert prefill.tokens_per_s_per_gpu(V4, "h200", 1_000, mfu=1.0) > 0
+    assert prefill.prompt_flops_per_token(K3, 500_000, new_tokens=2_000) < decode_form
+    assert prefill.tokens_per_s_per_gpu(V4, "h200", 1_000, mfu=1.0, new_tokens=1_000) > 0
+    # a turn longer than the context is the whole context: a fresh prompt, nothing cached
+    assert prefill.prompt_flops_per_token(K3, 1_000, new_tokens=5_000) == \
+        prefill.prompt_flops_per_token(K3, 1_000, new_tokens=1_000)
+    # fewer new tokens share the prefix's up-projection among fewer
+    assert prefill.prompt_flops_per_token(K3, 500_000, new_tokens=500) > \
+        prefill.prompt_flops_per_token(K3, 500_000, new_tokens=8_000)
     # The article's 104B activated parameters by default; FP8 peak is twice BF16's.
     fp8 = prefill.ttft_bound(K3, "h200", 1_000, 8)
     assert fp8 == pytest.approx(2 * 104e9 * 1_000 / (8 * gpu_spec("h200").fp8_flops))

@@ -79,7 +79,9 @@ def parser() -> argparse.ArgumentParser:
                         '"hbm_bandwidth": 8e12, "bf16_flops": 2.5e15, "fp8_flops": 5e15, "nvlink_bandwidth": '
                         '900e9}} (bytes, bytes/s, dense FLOP/s, link bytes/s a direction; optional name, '
                         'source, device_bytes)')
-    p.add_argument("--context", type=count, default=None, help="tokens a session holds (default 500K)")
+    p.add_argument("--context", type=count, default=None,
+                   help="tokens a session holds (default 500K); past the config's max_position_embeddings "
+                        "the plan is still computed, and flagged (FLAG; beyond_max_position in JSON)")
     p.add_argument("--concurrency", type=count, default=None, help="sessions open at once (default 10,000)")
     p.add_argument("--rho", type=float, default=None,
                    help="share of sessions decoding at once, in (0, 1] (default: the article's standard scenario)")

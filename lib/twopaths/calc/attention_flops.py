@@ -6,14 +6,16 @@ attends to ``n_attended`` entries and its indexer scores ``n_scored``:
 =========  ===============================================  ===========================  ===========
 kind       attends to                                        per head and entry: key+val  scores
 =========  ===============================================  ===========================  ===========
-``mla``    every token (absorbed MLA, as decode runs it)     (d_c + d_r) + d_c            0
-``dsa``    the top k tokens its indexer picks                (d_c + d_r) + d_c            T
+``mla``    every token (absorbed MLA, as decode runs it)     (d_c + d_r) + d_c (prefill:  0
+                                                             the cheaper form, below)
+``dsa``    the top k tokens its indexer picks                as mla                       T
 ``gqa``    every token (MHA, GQA, MQA; gated attention)      d_k + d_v                    0
 ``window`` the last w tokens (V4's sliding-only layers;      d + d (V4: one shared head)  0
            GQA sliding layers; Llama 4's chunks)             d_k + d_v (GQA)
 ``csa``    the window + the top k of floor(T/4) entries      d + d                        floor(T/4)
 ``hca``    the window + every one of floor(T/128) entries    d + d                        0
-``kda``    nothing: a fixed state per head (K3's KDA)        3 d_k d_v per token, whatever T  0
+``kda``    nothing: a fixed state per head (K3's KDA)        3 d_k d_v a token, any T;    0
+                                                             chunked form in prefill
 ``gdn``    nothing: a fixed state per value head (Gated      as kda in decode; chunked    0
            DeltaNet, Qwen3-Next and Qwen3.5)                 form in prefill (below)
 =========  ===============================================  ===========================  ===========
@@ -27,24 +29,69 @@ T tokens costs the sum of these over positions 1..T: about half the square ``H (
 for a full layer, ``2 H (d_k + d_v) w T`` once T passes a window ``w``. The book prices the tokens a
 turn adds past a cached prefix (``calc.fleet``), each at its context.
 
-Prefill (``prefill=True``) runs MLA un-absorbed, as prefill kernels do: per head and entry a key of
-``qk_nope + qk_rope`` and a value of ``v_head_dim`` instead of the latent, which is cheaper when many
-queries share the keys. The KDA state costs three ``d_k x d_v`` products per head and token (output,
-prediction, update) in either form. Gated DeltaNet decodes with the same three products per value
-head (fla's ``fused_recurrent_gated_delta_rule``: ``S^T k``, the rank-one update, ``S^T q``) and
-prefills in chunks of ``C`` tokens (fla's ``chunk_gated_delta_rule``, ``chunk_size=64``; Yang et al.,
-"Gated Delta Networks", arXiv:2412.06464, section 3.3). Per chunk and value head, with K, Q: C x d_k,
-V: C x d_v and the state S: d_k x d_v, its multiply-adds are
+Prefill (``prefill=True``) computes ``new_tokens`` tokens in one pass, at the end of a context of
+``tokens``: the first ``tokens - new_tokens`` entries are a cached prefix (the book prices the
+``prompt_tokens_per_turn`` tokens a turn adds, ``calc.prefill``; ``new_tokens`` left out is a fresh
+prompt, nothing cached). An MLA layer (``mla`` and ``dsa``) has two forms, and an engine may run
+either (vLLM's ``vllm/model_executor/layers/attention/mla_attention.py`` names them):
+
+- un-absorbed (vLLM's "compute friendly" ``forward_mha``): per head and entry a key of
+  ``qk_nope + qk_rope`` and a value of ``v_head_dim``. The cache holds latents, so every prefix
+  entry is first up-projected to every head's key and value, ``2 d_c H (qk_nope + v_head_dim)``
+  FLOPs an entry (``kv_b_proj``), once per pass: vLLM's chunked-context prefill does it in
+  workspace-sized chunks of the prefix, merging their partial softmax, so the work per entry is the
+  same however many chunks. A pass's prefix is up-projected once whatever its new tokens, so each
+  new token carries ``(tokens - new_tokens) / new_tokens`` of it (rounded down to whole FLOPs). The
+  new tokens' own keys and values come from ``kv_b_proj`` as weights, counted with the parameters.
+- absorbed (``forward_mqa``, what decode runs): per head and entry the latent, ``(d_c + d_r) + d_c``,
+  nothing up-projected; its query and output absorb ``kv_b_proj`` at the same weight FLOPs a token.
+
+A layer costs the cheaper of the two. For a full MLA layer with T much longer than n new tokens
+the un-absorbed form wins once n > d_c (nope + v) / ((d_c + d_r + d_c) - (nope + rope + v)): 171
+new tokens for K3 and V3 (512 x 256 / 768), so it is what the book's 2,000-token turns run. It is
+also what the engines run there: vLLM for every request longer than its decode threshold (one
+token, or the speculative ones: the ``reorder_batch_threshold`` its MLA backends split a batch by,
+``mla_attention.py``), SGLang once a batch's prefixes reach 8,192 tokens (``MHA_CHUNKED_KV``, its
+``SGLANG_CHUNKED_PREFIX_CACHE_THRESHOLD``; absorbed ``MLA`` below it,
+``deepseek_common/attention_backend_handler.py``); under 171 new tokens vLLM would still run the
+dearer un-absorbed form, so there the count is a lower bound. A DSA layer attends to only its top k,
+but a pass's queries pick their own, so the un-absorbed form must up-project every prefix entry any
+of them may pick (counted as the whole prefix, an upper bound); once the prefix is 12 times the new
+tokens (768 x 2048 / 131,072 for V3.2) the absorbed form is cheaper, and it is the one DSA kernels
+run (vLLM's ``FLASHMLA_SPARSE`` takes only the 576-wide latent, ``flashmla_sparse.py``). V4's window,
+CSA and HCA layers have no up-projection to leave out: an entry is the key and the value itself
+(one head of ``head_dim`` shared by every query head), so prefill costs what decode does.
+
+The KDA state costs three ``d_k x d_v`` products per head and token (output, prediction, update)
+in decode. Gated DeltaNet decodes with the same three products per value head (fla's
+``fused_recurrent_gated_delta_rule``: ``S^T k``, the rank-one update, ``S^T q``), and both prefill
+in chunks of ``C`` tokens (fla's ``chunk_gated_delta_rule`` and ``chunk_kda``, ``chunk_size=64``;
+Yang et al., "Gated Delta Networks", arXiv:2412.06464, section 3.3; for KDA the chunkwise algorithm
+of the Kimi Linear report, arXiv:2510.26692). Per chunk and value head, with K, Q: C x d_k,
+V: C x d_v and the state S: d_k x d_v, the multiply-adds are
 
     A = beta K K^T (C^2 d_k), T = (I + A)^-1 (forward substitution: C (C-1) (C-2) / 6),
     W = T beta K (C^2 d_k), U = T beta V (C^2 d_v)          (fla ``chunk_gated_delta_rule_fwd_intra``)
     V' = U - W S (C d_k d_v), S <- S + K^T V' (C d_k d_v)     (``chunk_gated_delta_rule_fwd_h``)
     O = Q S (C d_k d_v) + (Q K^T masked) V' (C^2 d_k + C^2 d_v)   (``chunk_fwd_o``)
 
-so a token costs ``2 (3 d_k d_v + C (3 d_k + 2 d_v)) + (C-1)(C-2)/3`` FLOPs a value head, whatever
-the context (the C x C products counted as the dense tiles the kernels multiply; the gates' decays
-are elementwise and, like softmax, not counted). Qwen3-Next repeats its key heads onto the value
-heads before the kernel, so every product runs per value head.
+so a Gated DeltaNet token costs ``2 (3 d_k d_v + C (3 d_k + 2 d_v)) + (C-1)(C-2)/3`` FLOPs a value
+head, whatever the context (the C x C products counted as the dense tiles the kernels multiply; the
+gates' decays are elementwise and, like softmax, not counted). Qwen3-Next repeats its key heads onto
+the value heads before the kernel, so every product runs per value head. KDA's decay is per channel
+(a d_k vector a token, not GDN's scalar), so it cannot be applied to K K^T and Q K^T as a C x C mask
+after the product: it is folded into the operands, ``(K exp(G - G_n)) (K exp(G_n - G))^T``, about a
+reference point ``G_n`` near the block for the exponentials to stay in range. fla's ``chunk_kda``
+(fla-core 0.6.0, ``ops/kda/chunk_intra.py``, ``chunk_kda_fwd_intra``) therefore cuts a chunk into
+sub-chunks of ``BC = 16`` and multiplies only the causal ones, the ``NC (NC+1) / 2`` tiles on and
+below the diagonal (10 of 16 for NC = C / BC = 4), each ``BC^2 d_k``, for ``A_kk`` and ``A_qk`` alike;
+W, U, the state and the output then take GDN's products (``recompute_w_u_fwd``,
+``chunk_gated_delta_rule_fwd_h`` with a per-channel gate, ``chunk_gla_fwd_o_gk`` with the ``A_qk``
+already made). A KDA token costs ``2 (3 d_k d_v + C (d_k + 2 d_v) + NC (NC+1) BC^2 d_k / C) +
+(C-1)(C-2)/3`` FLOPs a head: fewer in the two C x C key products than GDN's dense tiles, the same
+elsewhere (fla's reference ``naive_chunk_kda`` multiplies the dense tiles, as GDN's kernels do). The
+token-parallel kernel fla runs for the diagonal tiles when ``safe_gate`` is off takes only their
+causal half, ``BC (BC+1) / 2`` of ``BC^2`` pairs, a difference counted here as whole tiles.
 
 The projections (queries, keys, values, gates, compressors, indexer queries, Gated DeltaNet's short
 convolution, output) are weights: with the MoE and everything else they cost 2 FLOPs per activated
@@ -57,13 +104,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import ParameterError
+from ..errors import ParameterError, check_int
 from ..specs import ModelSpec
 from ..specs.from_config import Reader, _kv
 from ..specs.params import param_counts
 from . import kv
 
 GDN_CHUNK = 64      # chunk_size of fla's chunk_gated_delta_rule (its default, and the only size its fused path takes)
+KDA_CHUNK = 64      # chunk_size of fla's chunk_kda (its default; its intra kernel takes 32 or 64)
+KDA_SUB_CHUNK = 16  # BC of fla's chunk_kda_fwd_intra: the tiles its per-channel decays are folded into
 
 
 @dataclass(frozen=True)
@@ -84,7 +133,8 @@ class AttentionLayers:
     prefill_key_dim: int = 0     # MLA un-absorbed (0: as in decode)
     prefill_value_dim: int = 0
     kv_heads: int = 0            # GQA: the K/V heads an entry holds (0: one MLA latent or V4 entry)
-    chunk: int = 0               # Gated DeltaNet: the prefill kernel's chunk size
+    chunk: int = 0               # Gated DeltaNet and KDA: the prefill kernel's chunk size
+    sub_chunk: int = 0           # KDA: the tiles of its C x C key products (0: one dense C x C tile)
 
     def attended(self, tokens: int) -> int:
         entries = tokens // self.ratio
@@ -126,7 +176,8 @@ def _deepseek(spec: ModelSpec) -> list[AttentionLayers]:
         latent, mla_layers = c["kv_lora_rank"], len(c["linear_attn_config.full_attn_layers"])
         d = c["linear_attn_config.head_dim"]
         return [AttentionLayers("mla", mla_layers, heads, latent + rope, latent, rope, **unabsorbed),
-                AttentionLayers("kda", c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"], d, d, 0)]
+                AttentionLayers("kda", c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"],
+                                d, d, 0, chunk=KDA_CHUNK, sub_chunk=KDA_SUB_CHUNK)]
     ratios = c["compress_ratios"][:c["num_hidden_layers"]]     # deepseek_v4
     d, out = c["head_dim"], []
     for ratio, kind in ((0, "window"), (4, "csa"), (128, "hca")):
@@ -189,32 +240,77 @@ def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
     return READERS[family](spec)
 
 
-def gdn_prefill_flops(group: AttentionLayers) -> int:
-    """FLOPs a token costs one Gated DeltaNet layer in the chunked form (module docstring): its
-    share of a chunk's products, whatever the context (whole FLOPs, exact for C = 64)."""
+def _key_tiles(group: AttentionLayers) -> int:
+    """Multiply-adds of one C x C key product (``K K^T`` or ``Q K^T``) per chunk and head, over
+    ``d_k``: one dense C x C tile, or KDA's causal sub-chunk tiles (module docstring)."""
+    C, BC = group.chunk, group.sub_chunk or group.chunk
+    if C % BC:
+        raise ParameterError("sub_chunk", BC, f"a divisor of the chunk size {C}")
+    n = C // BC
+    tiles = n * (n + 1) // 2 if group.sub_chunk else 1
+    return tiles * BC * BC * group.key_dim
+
+
+def delta_prefill_flops(group: AttentionLayers) -> int:
+    """FLOPs a token costs one Gated DeltaNet or KDA layer in the chunked form (module docstring):
+    its share of a chunk's products, whatever the context (whole FLOPs, exact for C = 64)."""
     C, dk, dv = group.chunk, group.key_dim, group.value_dim
-    chunk = 2 * (3 * C * dk * dv + C * C * (3 * dk + 2 * dv) + C * (C - 1) * (C - 2) // 6)
+    products = 3 * C * dk * dv + C * C * (dk + 2 * dv) + 2 * _key_tiles(group)
+    chunk = 2 * (products + C * (C - 1) * (C - 2) // 6)
     return group.heads * chunk // C
 
 
-def layer_flops(group: AttentionLayers, tokens: int, prefill: bool = False) -> int:
-    """FLOPs one layer of ``group`` spends on a new token at context ``tokens``."""
+def gdn_prefill_flops(group: AttentionLayers) -> int:
+    """``delta_prefill_flops`` of a Gated DeltaNet layer (dense C x C tiles)."""
+    return delta_prefill_flops(group)
+
+
+def upprojection_flops(group: AttentionLayers) -> int:
+    """FLOPs that turn one cached MLA latent (``d_c``) into every head's key (its ``qk_nope`` part;
+    the RoPE part is cached as it is) and value: ``2 d_c H (qk_nope + v_head_dim)``."""
+    nope = group.prefill_key_dim - group.rope_dim
+    return 2 * group.value_dim * group.heads * (nope + group.prefill_value_dim)
+
+
+def latent_prefill_flops(group: AttentionLayers, tokens: int, new_tokens: int) -> int:
+    """FLOPs a new token of a pass of ``new_tokens`` costs one MLA or DSA layer at context
+    ``tokens``, its indexer aside: the cheaper of the absorbed form and the un-absorbed one with its
+    share of up-projecting the cached prefix (module docstring)."""
+    attended = group.attended(tokens)
+    absorbed = 2 * group.heads * attended * (group.key_dim + group.value_dim)
+    prefix = (tokens - new_tokens) * upprojection_flops(group) // new_tokens
+    unabsorbed = 2 * group.heads * attended * (group.prefill_key_dim + group.prefill_value_dim) + prefix
+    return min(absorbed, unabsorbed)
+
+
+def _new_tokens(tokens: int, new_tokens: int | None) -> int:
+    if new_tokens is None:
+        return tokens
+    return check_int("new_tokens", new_tokens, minimum=1, maximum=tokens)
+
+
+def layer_flops(group: AttentionLayers, tokens: int, prefill: bool = False,
+                new_tokens: int | None = None) -> int:
+    """FLOPs one layer of ``group`` spends on a new token at context ``tokens``; in ``prefill``, one
+    of ``new_tokens`` computed in one pass past a cached prefix (None: the whole context is new)."""
     tokens = kv._check_tokens(tokens)
-    if group.kind == "gdn" and prefill:
-        return gdn_prefill_flops(group)
+    new = _new_tokens(tokens, new_tokens) if prefill else tokens
+    if group.kind in ("kda", "gdn") and prefill and group.chunk:
+        return delta_prefill_flops(group)
     if group.kind in ("kda", "gdn"):
         return 2 * 3 * group.heads * group.key_dim * group.value_dim
-    key, value = group.key_dim, group.value_dim
     if prefill and group.prefill_key_dim:
-        key, value = group.prefill_key_dim, group.prefill_value_dim
-    core = 2 * group.heads * group.attended(tokens) * (key + value)
+        core = latent_prefill_flops(group, tokens, new)
+    else:
+        core = 2 * group.heads * group.attended(tokens) * (group.key_dim + group.value_dim)
     return core + 2 * group.index_heads * group.index_dim * group.scored(tokens)
 
 
-def attention_flops(spec: ModelSpec | str, tokens: int, prefill: bool = False) -> int:
+def attention_flops(spec: ModelSpec | str, tokens: int, prefill: bool = False,
+                    new_tokens: int | None = None) -> int:
     """Attention FLOPs per token over every layer of ``spec`` at context ``tokens`` (a decoded token,
-    or with ``prefill`` a prompt token)."""
-    return sum(g.layers * layer_flops(g, tokens, prefill) for g in attention_layers(spec))
+    or with ``prefill`` a prompt token, one of ``new_tokens`` a pass adds past a cached prefix)."""
+    return sum(g.layers * layer_flops(g, tokens, prefill, new_tokens) for g in attention_layers(spec))
 
 
 def weight_flops(spec: ModelSpec | str) -> int:

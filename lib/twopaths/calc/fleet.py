@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 
 from ..errors import ParameterError, check_int, check_real
-from ..specs import gpu as gpu_spec
+from ..specs import gpu as gpu_spec, max_position
 from ..specs.deployment import deployment, workload as article_workload
 from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
@@ -135,6 +135,12 @@ class Plan:
         """Decode nodes plus prefill nodes sized by work instead of the P:D ratio."""
         return self.d_nodes + self.prefill.by_work
 
+    @property
+    def beyond_max_position(self) -> bool:
+        """Whether the context is past what the model's config declares (``specs.max_position``):
+        the plan is priced all the same, and every page and the ``plan`` command flag it."""
+        return max_position.beyond(self.model, self.work.context)
+
 
 class NoValidPlan(ParameterError):
     """No placement holds the weights and a request on every GPU; ``fix`` names the smallest change."""
@@ -177,7 +183,8 @@ def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions,
     by_ratio = _by_ratio(d_nodes, unit_nodes, a)
     demand = work.turns_per_s * a.prompt_tokens_per_turn
     active = deployment(model).activated_params if a.inputs != "public" else None
-    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active)
+    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active,
+                                new_tokens=a.prompt_tokens_per_turn)
     return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, whole(_units(math.ceil(demand / rate), a)))
 
 

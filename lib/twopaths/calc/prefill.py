@@ -10,9 +10,16 @@ prefill from below; attention over a long context only adds.
   ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
 - ``plan_ttft(plan, tokens)``: the same on a ``calc.fleet`` plan's own prefill unit (its smallest
   valid placement, ``plan.prefill.unit.ep`` GPUs, which differs between models and GPUs).
-- ``prompt_flops_per_token(model, context)`` and ``tokens_per_s_per_gpu(model, gpu, context, mfu=)``:
-  what one prompt token costs, weights and attention in prefill form, and the prompt tokens a second
-  one GPU sustains (``calc.fleet`` sizes prefill by work with them).
+- ``prompt_flops_per_token(model, context, new_tokens=)`` and
+  ``tokens_per_s_per_gpu(model, gpu, context, mfu=, new_tokens=)``: what one prompt token costs,
+  weights and attention in prefill form, and the prompt tokens a second one GPU sustains
+  (``calc.fleet`` sizes prefill by work with them, ``new_tokens`` being the assumptions'
+  ``prompt_tokens_per_turn``).
+
+A turn's ``new_tokens`` join a session at the end of a context of ``context`` tokens, in one prefill
+pass past the cached prefix: what the pass spends once on the prefix (an MLA layer up-projecting its
+cached latents, ``calc.attention_flops``) is shared by those tokens, so a token's cost depends on how
+many a turn brings. A turn of more tokens than the context is the whole context, nothing cached.
 """
 
 from __future__ import annotations
@@ -62,16 +69,21 @@ def plan_ttft(plan, tokens: int, *, dtype: str = "fp8", efficiency: float = 1.0)
                       efficiency=efficiency)
 
 
-def prompt_flops_per_token(model: str, context: int, activated_params: float | None = None) -> float:
-    """FLOP one prompt token costs when it joins a context of ``context`` tokens: 2 per activated
-    parameter, plus attention over the context in prefill form (``calc.attention_flops``)."""
+def prompt_flops_per_token(model: str, context: int, activated_params: float | None = None, *,
+                           new_tokens: int) -> float:
+    """FLOP one prompt token costs when a pass of ``new_tokens`` brings a session to ``context``
+    tokens: 2 per activated parameter, plus attention over the context in prefill form
+    (``calc.attention_flops``), with its share of what the pass spends on the cached prefix."""
     active = model_spec(model).params_active if activated_params is None else activated_params
-    return matmul_flops(active, 1) + attention_flops(model, check_int("context", context, minimum=1), prefill=True)
+    context = check_int("context", context, minimum=1)
+    new = min(check_int("new_tokens", new_tokens, minimum=1), context)
+    return matmul_flops(active, 1) + attention_flops(model, context, prefill=True, new_tokens=new)
 
 
-def tokens_per_s_per_gpu(model: str, gpu: str, context: int, *, mfu: float,
+def tokens_per_s_per_gpu(model: str, gpu: str, context: int, *, mfu: float, new_tokens: int,
                          activated_params: float | None = None) -> float:
     """Prompt tokens a second one GPU sustains at ``mfu`` x its BF16 peak (attention math runs in
-    BF16 whatever the weights)."""
+    BF16 whatever the weights), for passes of ``new_tokens`` (``prompt_flops_per_token``)."""
     mfu = check_real("mfu", mfu, minimum=0, maximum=1, open_min=True)
-    return mfu * gpu_spec(gpu).bf16_flops / prompt_flops_per_token(model, context, activated_params)
+    flops = prompt_flops_per_token(model, context, activated_params, new_tokens=new_tokens)
+    return mfu * gpu_spec(gpu).bf16_flops / flops

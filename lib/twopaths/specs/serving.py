@@ -83,7 +83,7 @@ class Assumptions:
         check_int("gpus_per_node", self.gpus_per_node, minimum=1)
         check_real("pd_ratio", self.pd_ratio, minimum=0, open_min=True)
         check_real("prefill_mfu", self.prefill_mfu, minimum=0, maximum=1, open_min=True)
-        check_int("prompt_tokens_per_turn", self.prompt_tokens_per_turn, minimum=0)
+        check_int("prompt_tokens_per_turn", self.prompt_tokens_per_turn, minimum=1)   # a turn brings a message
         if self.inputs != "public" and self.weights != "fp8":
             raise ParameterError("weights", self.weights,
                                  "'fp8' unless inputs is 'public': the article sizes every weight at one byte")

@@ -12,7 +12,9 @@ from ..calc import fleet
 from ..calc.bare import bare
 from ..calc.disagg import Unplanned, handoff
 from ..machinery.report import Column, Table, table
+from ..specs.deployment import workload
 from ..specs.serving import weight_scenarios
+from .context_limit import plans_note, sentence
 from .plans import PLAN_COLUMNS, plan_row
 from .scenario import model_name
 
@@ -22,15 +24,17 @@ NODES = Column("nodes", "nodes", "{:,}")
 
 def bare_table(models, gpu: str, cases, concurrency: int | None, title: str) -> Table:
     """The bare count of each model under each ``(label, keywords of calc.bare.bare)`` case."""
-    rows = []
+    rows, at = [], []
     for label, kw in cases:
         for m in models:
             b = bare(m, gpu, concurrency=concurrency, **kw)
             rows.append([label, model_name(m), b.weight_bytes / TB, b.kv_bytes / TB, b.weights_gpus,
                          b.kv_gpus, b.total])
+            at.append((m, kw.get("context") or workload().bare_context))
     return table(title, ["inputs", "model", Column("weights", "TB", "{:,.2f} TB"),
                          Column("KV", "TB", "{:,.1f} TB"), Column("GPUs for weights", "GPUs", "{:,}"),
-                         Column("GPUs for KV", "GPUs", "{:,}"), Column("bare GPUs", "GPUs", "{:,}")], rows)
+                         Column("GPUs for KV", "GPUs", "{:,}"), Column("bare GPUs", "GPUs", "{:,}")], rows,
+                 note=sentence(at))
 
 
 def handoff_table(models, context: int, cases, bandwidth: float, title: str) -> Table:
@@ -44,7 +48,8 @@ def handoff_table(models, context: int, cases, bandwidth: float, title: str) -> 
                          h.kv_seconds, h.seconds])
     return table(title, ["inputs", "model", Column("fixed state", "MB", "{:,.0f} MB"),
                          Column("state transfer", "ms", "{:,.1f} ms"), Column("growing cache", "GB", "{:,.2f} GB"),
-                         Column("cache transfer", "s", "{:,.3f} s"), Column("whole request", "s", "{:,.3f} s")], rows)
+                         Column("cache transfer", "s", "{:,.3f} s"), Column("whole request", "s", "{:,.3f} s")],
+                 rows, note=sentence((m, context) for m in models))
 
 
 def article_table(plans: dict, title: str) -> Table:
@@ -67,7 +72,8 @@ def _why(u: Unplanned, width: int, at: int = 2) -> list:
 def plan_table(results, title: str) -> Table:
     """``plans.plan_table`` with a row saying why for each model that has no plan."""
     return table(title, list(PLAN_COLUMNS), [plan_row(p) if isinstance(p, fleet.Plan)
-                                             else _why(p, len(PLAN_COLUMNS)) for p in results])
+                                             else _why(p, len(PLAN_COLUMNS)) for p in results],
+                 note=plans_note(results))
 
 
 def format_table(grid: dict, models, title: str) -> Table:
@@ -82,7 +88,8 @@ def format_table(grid: dict, models, title: str) -> Table:
         rows.append([weight_scenarios()[w]["label"], c, model_name(m), p.nodes if ok else p.reason,
                      p.placement.name if ok else None, ratio])
     return table(title, ["weights", "cache", "model", NODES, "decode unit",
-                         Column(f"{model_name(first)} : this model", "x", "{:.2f}x")], rows)
+                         Column(f"{model_name(first)} : this model", "x", "{:.2f}x")], rows,
+                 note=plans_note(grid.values()))
 
 
 PREFILL_COLUMNS = ["model", "GPU", Column("prompt tokens/s (fleet)", "M tokens/s", "{:,.2f} M"),
@@ -101,7 +108,7 @@ def prefill_table(results, title: str) -> Table:
         f = p.prefill
         rows.append([model_name(p.model), p.gpu.upper(), f.tokens_per_s / 1e6, f.tokens_per_s_per_gpu,
                      f.unit.name, f.unit_nodes, f.by_work, f.by_ratio])
-    return table(title, PREFILL_COLUMNS, rows)
+    return table(title, PREFILL_COLUMNS, rows, note=plans_note(results))
 
 
 def prompt_table(grid: dict, title: str) -> Table:
@@ -109,4 +116,5 @@ def prompt_table(grid: dict, title: str) -> Table:
     rows = [[t, model_name(m), p.prefill.by_work if isinstance(p, fleet.Plan) else p.reason]
             for (t, m), p in grid.items()]
     return table(title, [Column("prompt tokens a turn", "tokens", "{:,}"), "model",
-                         Column("prefill nodes by work", "nodes", "{:,}")], rows)
+                         Column("prefill nodes by work", "nodes", "{:,}")], rows,
+                 note=plans_note(grid.values()))

@@ -17,6 +17,7 @@ import shlex
 from dataclasses import asdict
 
 from .. import specs
+from ..specs import max_position
 from ..calc import fleet, kv
 from ..calc.decode import plan_step
 from ..calc.placement import GPUMemory, memory, placements, untried_tp
@@ -24,7 +25,7 @@ from ..calc.request import model_weight_bytes
 from ..errors import ParameterError
 from ..specs.lookup import shipped_state_dtype
 from ..specs.serving import Assumptions, reserve_models, weight_scenarios
-from . import launch
+from . import context_limit, launch
 
 GB = 1e9
 WIDTH = 100
@@ -63,7 +64,8 @@ def plan_dict(p: fleet.Plan) -> dict:
             "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
             "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
-            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work}
+            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work,
+            "beyond_max_position": p.beyond_max_position}
 
 
 def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list,
@@ -98,8 +100,9 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident},
         "assumptions": a.as_dict(),
-        # the longest context the config declares: a longer one is priced, but the model was not built for it
-        "max_position_embeddings": spec.config.get("max_position_embeddings"),
+        # the longest context the config declares: a longer one is priced, and flagged (specs.max_position)
+        "max_position_embeddings": max_position.limit(spec),
+        "beyond_max_position": max_position.beyond(spec, work.context),
         "kv_dtype": a.kv_dtype, "state_dtype": a.state_dtype, "shipped_state_dtype": shipped,
         "kv_bytes_per_token": kv.kv_bytes_per_token(spec, a.kv_dtype, a.state_dtype),
         "fixed_bytes_per_request": kv.fixed_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
@@ -130,10 +133,9 @@ def table(r: dict) -> str:
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
-    longest = r["max_position_embeddings"]
-    if longest and w["context"] > longest:
-        lines += [f"note: {w['context']:,} tokens is beyond the config's max_position_embeddings "
-                  f"({longest:,});", "  the figures price the cache there, not what the model can do"]
+    if r["beyond_max_position"]:
+        lines.append(f"FLAG: {w['context']:,} tokens is {context_limit.flag(r['model'], w['context'])}: "
+                     "every figure below is computed there, but the model was not built for it")
     lines += ["",
               "cache of one request",
               f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
@@ -166,7 +168,8 @@ def table(r: dict) -> str:
         lines.append("(on the command line --formats sets weights, --kv-dtype sets kv_dtype)")
     else:
         lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
-                     f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill")
+                     f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill"
+                     + (" [FLAG]" if b["beyond_max_position"] else ""))   # the FLAG line above says why
         lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
                      f"{b['nodes_by_work']:,} in all")
         target = f", planned for at least {r['speed_target']:g}" if r["speed_target"] else ""

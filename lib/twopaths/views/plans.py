@@ -31,7 +31,7 @@ from ..machinery.report import Column, Table, markdown_table, table
 from ..specs import model as model_spec
 from ..specs.deployment import scenarios, workload
 from ..specs.serving import Assumptions, assumptions, reserve_models, source, weight_scenarios
-from . import launch
+from . import context_limit, launch
 
 K3, V4 = "kimi-k3", "deepseek-v4-pro"
 HEADLINE_GPUS = ("h200", "b300")
@@ -94,8 +94,9 @@ def plan_row(p: fleet.Plan) -> list:
 
 
 def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
-    """One row per plan: its layout, one decode GPU's memory and the node counts."""
-    return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans])
+    """One row per plan: its layout, one decode GPU's memory and the node counts; a note flags a
+    context past a model's limit (``views.context_limit``)."""
+    return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans], note=context_limit.plans_note(plans))
 
 
 def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
@@ -207,7 +208,8 @@ def ratio_table(plans: dict[tuple, fleet.Plan], title: str = "") -> Table:
                          Column("K3 : V4-Pro (prefill at P:D)", "x", "{:.2f}x"),
                          Column("K3 nodes (prefill by work)", "nodes", "{:,}"),
                          Column("V4-Pro nodes (prefill by work)", "nodes", "{:,}"),
-                         Column("K3 : V4-Pro (prefill by work)", "x", "{:.2f}x")], rows)
+                         Column("K3 : V4-Pro (prefill by work)", "x", "{:.2f}x")], rows,
+                 note=context_limit.plans_note(plans.values()))
 
 
 # EP sizing (part III, Step 2), shown by chapters 09, 10 and 11 under shared names. Sized on the

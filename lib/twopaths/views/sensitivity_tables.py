@@ -8,6 +8,7 @@ from ..calc.sensitivity import Bar, Count, Setting, bars, ranked, ratio
 from ..errors import ParameterError
 from ..machinery.report import Column, Table, table as make_table
 from ..specs.serving import Assumptions
+from .context_limit import sentence
 
 
 SHOW = {   # each setting's name and how its values read
@@ -40,9 +41,11 @@ def label(s: Bar | Setting) -> str:
 
 
 def table(names: tuple[str, str], base: tuple[Count, Count], moved: list[Setting],
-          a: Assumptions, title: str) -> Table:
+          a: Assumptions, title: str, models: tuple[str, str] = ()) -> Table:
     """Two models' ``settings`` under ``a``, ``ranked``, one row per setting's end after the
-    base: each model's nodes (or why it has no plan, with the fix) and the first : second ratio."""
+    base: each model's nodes (or why it has no plan, with the fix) and the first : second ratio.
+    With the two ``models``' ids, a context the table moves to past a model's limit is flagged in
+    its note (``views.context_limit``)."""
     rows = [["the parameters above", "base", base[0].shown, base[1].shown, ratio(*base)]]
     for s in ranked(moved):
         for end, v in enumerate((s.low, s.high)):
@@ -52,8 +55,11 @@ def table(names: tuple[str, str], base: tuple[Count, Count], moved: list[Setting
     return make_table(title, ["setting", "value", Column(f"{one} nodes", "nodes", "{:,}"),
                               Column(f"{two} nodes", "nodes", "{:,}"),
                               Column(f"{one} : {two}", "x", "{:.2f}x")], rows,
-                      note=f"Nodes count decode and prefill, {a.gpus_per_node} GPUs a node; the "
-                           "ratio is n/a where a model has no plan.")
+                      note=" ".join(filter(None, (
+                          f"Nodes count decode and prefill, {a.gpus_per_node} GPUs a node; the ratio is "
+                          "n/a where a model has no plan.",
+                          sentence((m, v) for s in moved if s.assumption == "context"
+                                   for v in (s.low, s.high) for m in models)))))
 
 
 def tornado_table(base: tuple[Count, ...], moved: list[Setting], which: int, title: str,
