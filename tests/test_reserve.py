@@ -83,3 +83,24 @@ def test_every_headline_gpu_leaves_its_reserve_free(model, gpu):
     for m in (p.decode, placement.memory(model, gpu, p.prefill.unit, p.work.context, BOOK, "prefill")):
         assert m.weights + m.reserve.total + m.requests * m.request_bytes <= m.capacity
         assert m.reserve.total >= 10 * GIB
+
+
+def test_the_peers_estimates_by_hand():
+    """SGLang's rule read literally equals the book's on a one-node unit of one attention group but
+    for DeepEP's flat 2 GiB, and passes a whole H200 on K3's 224-GPU unit (its parallel slack and
+    DP padding grow with the unit); AIConfigurator's estimate of V4-Pro's decode GPU, by hand."""
+    from twopaths.calc import reserve_peers
+    one = Placement(8, 8)
+    lit = reserve_peers.sglang_literal(V4, "h200", one, "decode", BOOK)
+    book = placement.memory(V4, "h200", one, 500_000, BOOK).reserve
+    assert lit == pytest.approx(book.total - book.all_to_all + 2 * GIB, abs=1)
+    big = reserve_peers.sglang_literal(K3, "h200", Placement(224, 8, dcp=8), "decode", BOOK)
+    # 512 + 3,072 + 224/8 x 1,024 + 1,024 + 512 x 28 x 4.5 MiB, then 2 GiB
+    assert big == (512 + 3072 + 28 * 1024 + 1024 + 512 * 28 * 4.5 + 2048) * MIB > 143_771 * MIB / 2
+    assert reserve_peers.vllm_outside("h200", BOOK) == pytest.approx(0.08 * 143_771 * MIB)
+    # V4-Pro, EP64 attention DP, 21 tokens a forward: others 3.5 GiB, no NCCL at TP1, activations
+    # 2 x 21 x 7,168 x 22 (TP1, the DeepSeek table) plus the MoE workspace 21 x 7,168 x 64 x 384
+    # x 6 / 64 / 128 x 4, under the 70 MiB least
+    act = 2 * 21 * 7168 * 22 + 21 * 7168 * 64 * 384 * 6 / 64 / 128 * 4
+    assert act < 70 * MIB
+    assert reserve_peers.aiconfigurator(V4, Placement(64, 1), 21) == 3.5 * GIB + 70 * MIB

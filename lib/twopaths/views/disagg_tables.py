@@ -11,6 +11,8 @@ from __future__ import annotations
 from ..calc import fleet
 from ..calc.bare import bare
 from ..calc.disagg import Unplanned, handoff
+from ..calc.placement import memory
+from ..calc.reserve_peers import peers
 from ..machinery.report import Column, Table, table
 from ..specs.deployment import workload
 from ..specs.serving import weight_scenarios
@@ -118,3 +120,24 @@ def prompt_table(grid: dict, title: str) -> Table:
     return table(title, [Column("prompt tokens a turn", "tokens", "{:,}"), "model",
                          Column("prefill nodes by work", "nodes", "{:,}")], rows,
                  note=plans_note(grid.values()))
+
+
+def reserve_table(results, title: str) -> Table:
+    """One decode and one prefill GPU of each plan: the book's runtime reserve term by term
+    (``calc.reserve``) beside SGLang's default rule read literally, vLLM's default and
+    AIConfigurator's estimate (``calc.reserve_peers``)."""
+    rows = []
+    for p in (r for r in results if isinstance(r, fleet.Plan)):
+        pre = memory(p.model, p.gpu, p.prefill.unit, p.work.context, p.assumptions, "prefill")
+        for role, m, tokens in (("decode", p.decode, p.decode.requests), ("prefill", pre, pre.reserve.chunk_tokens)):
+            r = m.reserve
+            other = peers(p.model, p.gpu, m.placement, role, max(tokens, 1), p.assumptions)
+            rows.append([model_name(p.model), f"{role}: {m.placement.name}", r.activations / GB,
+                         r.cuda_graphs / GB, (r.runtime + r.floor_top_up) / GB, r.all_to_all / GB,
+                         r.total / GB, *(v / GB for v in other.values())])
+    gb = "{:,.1f} GB"
+    return table(title, ["model", "GPU", Column("activations", "GB", gb), Column("CUDA graphs", "GB", gb),
+                         Column("runtime and floor", "GB", gb), Column("all-to-all buffer", "GB", gb),
+                         Column("the book's reserve", "GB", gb),
+                         Column("SGLang's rule, literally", "GB", gb),
+                         Column("vLLM, outside 92%", "GB", gb), Column("AIConfigurator", "GB", gb)], rows)
