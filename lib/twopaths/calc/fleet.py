@@ -231,7 +231,7 @@ def _requests(model: str, gpu: str, context: int, a: Assumptions, p: Placement, 
     return m
 
 
-def _staged(model: str, gpu: str, context: int, a: Assumptions,
+def staged(model: str, gpu: str, context: int, a: Assumptions,
             cands: tuple[Placement, ...]) -> tuple[Placement, ...]:
     """The candidates without pipeline stages, or, where none of those holds the weights and a
     request on every GPU, those of the fewest stages that do: stages add a hop per token and a
@@ -247,7 +247,7 @@ def _staged(model: str, gpu: str, context: int, a: Assumptions,
 def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None,
           speed: float | None = None) -> Plan | None:
     best, n = None, a.gpus_per_node
-    for p in _staged(model, gpu, work.context, a, _candidates(model, a, placement)):
+    for p in staged(model, gpu, work.context, a, _candidates(model, a, placement)):
         m = _requests(model, gpu, work.context, a, p, speed)
         if not m.valid:
             continue
