@@ -115,9 +115,13 @@ def test_no_plan_exceeds_any_gpu(model, gpu, context, concurrency, rho, fmt, kv_
     assert p.decode.requests >= 1 and held <= usable * (g.device_bytes if capacity == "device" else g.hbm_bytes)
     assert p.requests_per_unit == p.placement.attention_groups * p.decode.requests      # never pooled
     assert p.units * p.requests_per_unit >= work.resident > (p.units - 1) * p.requests_per_unit
-    assert p.d_nodes * 8 >= p.units * p.ep and p.p_nodes * a.pd_ratio >= p.d_nodes
+    assert p.d_nodes * 8 >= p.units * p.ep
     unit = p.prefill.unit
-    assert memory(model, gpu, unit, context, a, "prefill").valid and p.p_nodes % (unit.ep // 8) == 0
+    if p.aggregated:     # no prefill unit: a fleet of at most aggregate_max_gpus GPUs prefills itself
+        assert p.p_nodes == 0 and p.d_gpus <= a.aggregate_max_gpus and unit == p.placement
+        return
+    assert p.p_nodes * a.pd_ratio >= p.d_nodes    # whole prefill units; a sub-node unit fills its node
+    assert memory(model, gpu, unit, context, a, "prefill").valid and p.p_nodes % max(unit.gpus // 8, 1) == 0
     assert unit.dcp == p.placement.dcp
 
 
