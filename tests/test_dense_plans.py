@@ -18,10 +18,12 @@ QWEN72, LLAMA = "qwen-2.5-72b", "llama-3.1-405b"
 WORK = fleet.Workload(10_000, 500_000, 0.25)
 
 
-def test_a_dense_unit_is_one_node_of_tp_groups():
+def test_a_dense_unit_is_one_tp_group():
+    """A dense unit is one TP group (several share a node), or PP stages of a node's TP8 group."""
     got = placement.placements(QWEN72, A)
-    assert got == tuple(Placement(8, t, routed=False) for t in (1, 2, 4, 8))
-    assert [p.name for p in got] == ["dense, DP x 8", "dense, TP2 x 4", "dense, TP4 x 2", "dense, TP8 x 1"]
+    assert got[:4] == tuple(Placement(t, t, routed=False) for t in (1, 2, 4, 8))
+    assert [p.name for p in got[:4]] == ["dense, one GPU", "dense, TP2", "dense, TP4", "dense, TP8"]
+    assert got[4:] == tuple(Placement(8, 8, routed=False, pp=s) for s in placement.PP_STAGES)
     assert all(p.routed for p in placement.placements("kimi-k3", A))
 
 
@@ -40,12 +42,13 @@ def test_each_gpu_holds_its_tp_share_of_weights_and_whole_requests(tp):
 
 def test_the_plan_has_the_fewest_nodes_and_every_gpu_fits():
     p = fleet.plan(QWEN72, "h200", A, WORK)
-    per_node = {}
-    for pl in placement.placements(QWEN72, A):
+    per_gpus = {}      # units are counted in GPUs now that several share a node
+    for pl in fleet.staged(QWEN72, "h200", WORK.context, A, placement.placements(QWEN72, A)):
         m = placement.memory(QWEN72, "h200", pl, WORK.context, A)
         if m.valid:
-            per_node[pl] = math.ceil(WORK.resident / (m.requests * pl.attention_groups))
-    assert p.d_nodes == min(per_node.values()) and per_node[p.placement] == p.d_nodes
+            per_gpus[pl] = math.ceil(WORK.resident / (m.requests * pl.attention_groups)) * pl.gpus
+    assert p.d_gpus == min(per_gpus.values()) == per_gpus[p.placement]
+    assert p.d_nodes == math.ceil(p.d_gpus / A.gpus_per_node)
     assert p.decode.used <= p.decode.usable
     assert p.nodes == p.d_nodes + p.p_nodes
 
@@ -57,11 +60,10 @@ def test_a_dense_model_that_only_just_fits_a_node_and_one_that_does_not():
     p = fleet.plan(LLAMA, "h200", A, WORK)
     assert p.placement == Placement(8, 8, routed=False) and p.decode.requests == 1
     assert 0 < p.decode.spare < p.decode.request_bytes and p.d_nodes == WORK.resident
-    long = fleet.Workload(10_000, 1_000_000, 0.25)             # twice the cache: no node holds it
-    with pytest.raises(fleet.NoValidPlan) as info:
-        fleet.plan(LLAMA, "h200", A, long)
-    assert info.value.fix == "FP8 non-expert weights (weights='fp8-non-expert')"
-    assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), long).nodes > 0
+    long = fleet.Workload(10_000, 1_000_000, 0.25)             # twice the cache: no node holds it,
+    staged = fleet.plan(LLAMA, "h200", A, long)                 # so it is pipelined over two nodes
+    assert staged.placement == Placement(8, 8, routed=False, pp=2) and staged.decode.used <= staged.decode.usable
+    assert fleet.plan(LLAMA, "h200", A.but(weights="fp8-non-expert"), long).placement.pp == 1
 
 
 def test_a_dense_decode_step_reads_its_whole_tp_share_and_each_requests_cache():

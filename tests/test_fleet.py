@@ -85,10 +85,11 @@ def test_tp_never_helps_a_latent_cache_per_gpu():
             assert memory(V4, "h200", Placement(e, n), 500_000, BOOK).requests / n < dp
 
 
-def test_placements_are_whole_nodes_that_spread_the_experts():
+def test_placements_divide_a_node_or_are_whole_nodes_and_spread_the_experts():
+    # units smaller than a node (EP 1, 2, 4) are planned too, several sharing a node (issue 24)
     for m in BOOK_MODELS:
         for p in placements(m, BOOK):
-            assert p.ep % 8 == 0 and p.ep % p.attention_tp == 0 and 8 % p.attention_tp == 0
+            assert (p.ep % 8 == 0 or 8 % p.ep == 0) and p.ep % p.attention_tp == 0 and 8 % p.attention_tp == 0
     assert {p.attention_tp for p in placements(K3, assumptions("article"))} == {1}
 
 
@@ -114,9 +115,13 @@ def test_no_plan_exceeds_any_gpu(model, gpu, context, concurrency, rho, fmt, kv_
     assert p.decode.requests >= 1 and held <= usable * (g.device_bytes if capacity == "device" else g.hbm_bytes)
     assert p.requests_per_unit == p.placement.attention_groups * p.decode.requests      # never pooled
     assert p.units * p.requests_per_unit >= work.resident > (p.units - 1) * p.requests_per_unit
-    assert p.d_nodes * 8 >= p.units * p.ep and p.p_nodes * a.pd_ratio >= p.d_nodes
+    assert p.d_nodes * 8 >= p.units * p.ep
     unit = p.prefill.unit
-    assert memory(model, gpu, unit, context, a, "prefill").valid and p.p_nodes % (unit.ep // 8) == 0
+    if p.aggregated:     # no prefill unit: a fleet of at most aggregate_max_gpus GPUs prefills itself
+        assert p.p_nodes == 0 and p.d_gpus <= a.aggregate_max_gpus and unit == p.placement
+        return
+    assert p.p_nodes * a.pd_ratio >= p.d_nodes    # whole prefill units; a sub-node unit fills its node
+    assert memory(model, gpu, unit, context, a, "prefill").valid and p.p_nodes % max(unit.gpus // 8, 1) == 0
     assert unit.dcp == p.placement.dcp
 
 

@@ -20,8 +20,9 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 - ``gpu_step(model, gpu, a, context, mem, batch)`` and ``plan_step(plan, batch=None, bandwidth=None)``:
   the same for one GPU of a unit or of a ``calc.fleet`` plan, under its basis (the article's
   overhead counted as the non-expert weights it stands for), with DCP's merge over NVLink and the
-  EP all-to-all over the network (``calc.all_to_all``) added; ``fastest_batch`` the most requests
-  a GPU decodes at a given speed per request.
+  EP all-to-all over the network (``calc.all_to_all``) added, and under pipeline parallelism a
+  stage's reads once per stage (bubble-free: ``DecodeBound.step``); ``fastest_batch`` the most
+  requests a GPU decodes at a given speed per request.
 - ``batch_grid(most, points)`` and ``plan_steps(plan, batches, bandwidth)``: the step of one GPU of
   a plan at each batch of a grid, NaN past the batch the GPU holds; ``shared_steps(plans,
   bandwidths)`` puts several plans' curves on one x axis (what a figure draws and glues).
@@ -87,11 +88,15 @@ class DecodeBound:
     link_bytes: float = 0.0      # bytes a GPU takes in over the node's links per step (DCP's merge)
     link_bandwidth: float = math.inf
     all_to_all: float = 0.0      # seconds of the EP dispatch and combine (calc.all_to_all)
+    stages: int = 1              # pipeline stages a token passes through, one after another
 
     @property
     def step(self) -> float:
-        return ((self.weight_bytes + self.kv_bytes) / self.bandwidth + self.link_bytes / self.link_bandwidth
-                + self.all_to_all)
+        """A token's step: each stage's reads, one stage after another. Bubble-free: with as many
+        micro-batches in flight as stages every stage stays busy, so no idle time is added (nor
+        the hop between nodes, which moves one hidden vector a request)."""
+        return self.stages * ((self.weight_bytes + self.kv_bytes) / self.bandwidth
+                              + self.link_bytes / self.link_bandwidth) + self.all_to_all
 
     @property
     def per_gpu(self) -> float:
@@ -142,11 +147,11 @@ def gpu_step(model: str, gpu: str, a, context: int, mem, batch: int, bandwidth: 
                if p.routed else 0.0)          # a dense model reads its whole TP share every step
     g = gpu_spec(gpu)
     bandwidth = g.hbm_bandwidth if bandwidth is None else bandwidth
-    read = read_share(model, context, p.attention_tp, a, p.dcp)
+    read = read_share(model, context, p.attention_tp, a, p.dcp) / p.pp     # a stage reads its layers' share
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0,
                        batch * dcp_merge_bytes(model, p.attention_tp, p.dcp), g.nvlink_bandwidth,
-                       all_to_all.step_seconds(model, g, p, batch, a.gpus_per_node))
+                       all_to_all.step_seconds(model, g, p, batch, a.gpus_per_node), p.pp)
 
 
 def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:

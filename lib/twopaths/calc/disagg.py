@@ -112,7 +112,7 @@ def plans_by_ep(model: str, gpu: str, a: Assumptions, work: fleet.Workload) -> d
     if unplannable(model) is not None:
         return {}
     out = {}
-    for pl in placements(model, a):
+    for pl in whole_node_placements(model, a):    # part III's EP sizes, in nodes
         if fleet.fits(model, gpu, a, work, pl):
             p = fleet.plan(model, gpu, a, work, placement=pl)
             if pl.ep not in out or p.nodes < out[pl.ep].nodes:

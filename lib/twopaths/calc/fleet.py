@@ -77,6 +77,7 @@ class Prefill:
     tokens_per_s: float          # prompt tokens a second the fleet must take in
     tokens_per_s_per_gpu: float
     by_work: int                 # nodes that sustain them, whole units
+    aggregated: bool = False     # no prefill unit: the decode units prefill too (chunked), 0 nodes
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,8 @@ class Plan:
 
     @property
     def gpus(self) -> int:
-        return self.nodes * self.assumptions.gpus_per_node
+        """The decode units' GPUs plus the prefill nodes' (whole nodes at the P:D ratio)."""
+        return self.d_gpus + self.p_nodes * self.assumptions.gpus_per_node
 
     @property
     def nodes_by_work(self) -> int:
@@ -140,6 +142,15 @@ class Plan:
         """Whether the context is past what the model's config declares (``specs.max_position``):
         the plan is priced all the same, and every page and the ``plan`` command flag it."""
         return max_position.beyond(self.model, self.work.context)
+
+    @property
+    def aggregated(self) -> bool:
+        return self.prefill.aggregated
+
+    @property
+    def d_gpus(self) -> int:
+        """GPUs of the decode units, several small units sharing a node."""
+        return self.units * self.placement.gpus
 
 
 class NoValidPlan(ParameterError):
@@ -169,7 +180,7 @@ def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 
     sides (specs/engines.yaml, disaggregation)."""
     valid = [m for m in (memory(model, gpu, p, context, a, "prefill") for p in placements(model, a) if p.dcp == dcp)
              if m.valid]
-    return min(valid, key=lambda m: (m.placement.ep, m.placement.attention_tp), default=None)
+    return min(valid, key=lambda m: (m.placement.gpus, m.placement.attention_tp), default=None)
 
 
 def _by_ratio(d_nodes: int, unit_nodes: int, a: Assumptions) -> int:
@@ -177,42 +188,102 @@ def _by_ratio(d_nodes: int, unit_nodes: int, a: Assumptions) -> int:
     return unit_nodes * math.ceil(round(math.ceil(round(d_nodes / a.pd_ratio, 9)) / unit_nodes, 9))
 
 
+def prefill_rate(model: str, gpu: str, context: int, a: Assumptions) -> float:
+    """Prompt tokens/s one GPU prefills at ``a.prefill_mfu`` (``calc.prefill``)."""
+    active = deployment(model).activated_params if a.inputs != "public" else None
+    return tokens_per_s_per_gpu(model, gpu, context, mfu=a.prefill_mfu, activated_params=active,
+                                new_tokens=a.prompt_tokens_per_turn)
+
+
+def prompt_demand(work: Workload, a: Assumptions) -> float:
+    """Prompt tokens/s the sessions bring: turns a second x new prompt tokens a turn."""
+    return work.turns_per_s * a.prompt_tokens_per_turn
+
+
 def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions, unit: GPUMemory) -> Prefill:
-    unit_nodes = _units(unit.placement.ep, a)
+    unit_nodes = _units(unit.placement.gpus, a)
     whole = lambda nodes: unit_nodes * math.ceil(round(nodes / unit_nodes, 9))  # noqa: E731
     by_ratio = _by_ratio(d_nodes, unit_nodes, a)
-    demand = work.turns_per_s * a.prompt_tokens_per_turn
-    active = deployment(model).activated_params if a.inputs != "public" else None
-    rate = tokens_per_s_per_gpu(model, gpu, work.context, mfu=a.prefill_mfu, activated_params=active,
-                                new_tokens=a.prompt_tokens_per_turn)
+    demand, rate = prompt_demand(work, a), prefill_rate(model, gpu, work.context, a)
     return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, whole(_units(math.ceil(demand / rate), a)))
+
+
+def _co_located(model: str, gpu: str, work: Workload, a: Assumptions, p: Placement,
+                speed: float | None) -> tuple[GPUMemory, int] | None:
+    """``p``'s units serving aggregated, as (one GPU, units), or None where the rule refuses: the
+    units' reserve holds a chunked-prefill forward beside the decode graphs (``calc.reserve``), and
+    the fleet is served aggregated only when its decode units hold at most ``a.aggregate_max_gpus``
+    GPUs and those GPUs could prefill the prompt tokens/s at ``a.prefill_mfu``. Decode steps read
+    HBM while chunked prefill computes, so prefill rides in them (Sarathi-Serve's chunked prefill);
+    the check counts the prefill FLOPs only, a first-order bound."""
+    if a.aggregate_max_gpus < p.gpus:
+        return None
+    m = _requests(model, gpu, work.context, a, p, speed, "aggregated")
+    if not m.valid:
+        return None
+    units = math.ceil(work.resident / (p.attention_groups * m.requests))
+    gpus = units * p.gpus
+    if gpus > a.aggregate_max_gpus or prompt_demand(work, a) > gpus * prefill_rate(model, gpu, work.context, a):
+        return None
+    return m, units
+
+
+def _requests(model: str, gpu: str, context: int, a: Assumptions, p: Placement, speed: float | None,
+              role: str = "decode") -> GPUMemory:
+    """One GPU of ``p`` in ``role``, holding as many requests as fit (and, with ``speed``, as
+    decode each at ``speed``)."""
+    m = memory(model, gpu, p, context, a, role)
+    if m.valid and speed is not None:      # fewer requests a GPU, each decoding at ``speed``
+        m = replace(m, requests=fastest_batch(model, gpu, a, context, m, speed))
+    return m
+
+
+def staged(model: str, gpu: str, context: int, a: Assumptions,
+            cands: tuple[Placement, ...]) -> tuple[Placement, ...]:
+    """The candidates without pipeline stages, or, where none of those holds the weights and a
+    request on every GPU, those of the fewest stages that do: stages add a hop per token and a
+    bubble, so a plan uses no more of them than memory demands."""
+    flat = tuple(p for p in cands if p.pp == 1)
+    if any(memory(model, gpu, p, context, a).valid for p in flat):
+        return flat
+    fits = [p.pp for p in cands if p.pp > 1 and memory(model, gpu, p, context, a).valid]
+    return tuple(p for p in cands if fits and p.pp == min(fits)) or flat
 
 
 @cache
 def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None,
           speed: float | None = None) -> Plan | None:
-    best = None
-    for p in _candidates(model, a, placement):
-        m = memory(model, gpu, p, work.context, a)
-        if m.valid and speed is not None:      # fewer requests a GPU, each decoding at ``speed``
-            m = replace(m, requests=fastest_batch(model, gpu, a, work.context, m, speed))
+    best, n = None, a.gpus_per_node
+    for p in staged(model, gpu, work.context, a, _candidates(model, a, placement)):
+        m = _requests(model, gpu, work.context, a, p, speed)
         if not m.valid:
+            continue
+        together = _co_located(model, gpu, work, a, p, speed)
+        if together is not None:
+            m, units = together
+            key = (units * p.gpus, _units(units * p.gpus, a), p.gpus, p.attention_tp, p.dcp)
+            if best is None or key < best[0]:
+                best = (key, m, units, None)
             continue
         unit = prefill_unit(model, gpu, work.context, a, p.dcp)
         if unit is None:         # a plan needs a prefill unit of its DCP size
             continue
-        per_unit = p.attention_groups * m.requests
-        units = math.ceil(work.resident / per_unit)
-        d_nodes = _units(units * p.ep, a)
-        p_nodes = _by_ratio(d_nodes, _units(unit.placement.ep, a), a)
-        key = (d_nodes + p_nodes, p.ep, p.attention_tp, p.dcp)
+        units = math.ceil(work.resident / (p.attention_groups * m.requests))
+        d_nodes = _units(units * p.gpus, a)
+        p_nodes = _by_ratio(d_nodes, _units(unit.placement.gpus, a), a)
+        key = (units * p.gpus + p_nodes * n, d_nodes + p_nodes, p.gpus, p.attention_tp, p.dcp)
         if best is None or key < best[0]:
-            best = (key, m, per_unit, units, d_nodes, unit)
+            best = (key, m, units, unit)
     if best is None:
         return None
-    _, m, per_unit, units, d_nodes, unit = best
-    return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, _prefill(model, gpu, work, d_nodes, a, unit),
-                speed)
+    _, m, units, unit = best
+    per_unit = m.placement.attention_groups * m.requests
+    d_nodes = _units(units * m.placement.gpus, a)
+    if unit is None:
+        pre = Prefill(m.placement, 0, 0, prompt_demand(work, a), prefill_rate(model, gpu, work.context, a), 0, True)
+    else:
+        pre = _prefill(model, gpu, work, d_nodes, a, unit)
+    return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, pre, speed)
 
 
 def plan(model: str, gpu: str, a: Assumptions, work: Workload | None = None, *,

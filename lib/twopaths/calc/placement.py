@@ -28,14 +28,19 @@ A GPU holds ``weights + runtime reserve + overhead + requests x its share of one
 ``usable_fraction x capacity``; the reserve (``calc.reserve``) depends on whether the unit decodes or
 prefills. A placement is *valid* for a context when at least one request fits on every GPU.
 
-A dense model has no experts to spread: its unit (``routed=False``) is one node of attention
-groups of ``attention_tp`` GPUs, each group holding every weight split ``attention_tp`` ways (the
-MLP by columns too) and serving requests of its own.
+A dense model has no experts to spread: its unit (``routed=False``) is one attention group of
+``attention_tp`` GPUs holding every weight split ``attention_tp`` ways (the MLP by columns too);
+where no node holds the weights, ``pp`` pipeline stages of such a group, each stage holding its
+share of the layers and of every request's cache.
+
+A unit may be smaller than a node (EP 1, 2, 4; a dense TP group): several then share a node, and a
+fleet counts GPUs, its nodes being the GPUs over ``gpus_per_node`` rounded up (``calc.fleet``).
 
 ``Placement``; ``memory(model, gpu, placement, context, a)`` gives a ``GPUMemory``;
-``placements(model, a)`` the candidates a planner tries (whole-node EP sizes that spread the expert
-slots evenly, attention TP sizes that divide the heads and a node). For a chapter's tables of any
-model: ``no_unit_reason(model, a)`` says why a model has no such placement (a dense model; expert
+``placements(model, a)`` the candidates a planner tries (EP sizes that divide a node or are whole
+nodes and spread the expert slots evenly, attention TP sizes that divide the heads and a node);
+``whole_node_placements`` those of whole nodes, which the chapters' tables show. For a chapter's
+tables of any model: ``no_unit_reason(model, a)`` says why a model has no such placement (a dense model; expert
 slots that split over no whole-node EP size), ``unit_rows`` gives one GPU of each unit with attention
 DP and the widest TP (``UnitRow``), ``non_expert_bytes`` what a GPU holds outside the experts.
 """
@@ -68,6 +73,7 @@ class Placement:
     routed: bool = True          # False: a dense model's unit, a node of TP groups (no experts)
     dcp: int = 1                 # decode context parallelism: ranks of an attention group that
                                  # stripe each request's per-token entries (1: none)
+    pp: int = 1                  # pipeline stages of ``ep`` GPUs each (a dense unit only; 1: none)
 
     def __post_init__(self):
         check_int("ep", self.ep, minimum=1)
@@ -77,6 +83,14 @@ class Placement:
             raise ParameterError("attention_tp", self.attention_tp, f"a divisor of the EP size ({self.ep})")
         if self.attention_tp % self.dcp:
             raise ParameterError("dcp", self.dcp, f"a divisor of the attention TP size ({self.attention_tp})")
+        check_int("pp", self.pp, minimum=1)
+        if self.pp > 1 and (self.routed or self.attention_groups > 1):
+            raise ParameterError("pp", self.pp, "1 except for a dense unit of one TP group per stage")
+
+    @property
+    def gpus(self) -> int:
+        """GPUs in one unit: ``pp`` stages of ``ep`` GPUs."""
+        return self.ep * self.pp
 
     @property
     def attention_groups(self) -> int:
@@ -85,8 +99,11 @@ class Placement:
     @property
     def name(self) -> str:
         dcp = f", DCP{self.dcp}" if self.dcp > 1 else ""
-        if not self.routed:
+        if not self.routed and self.attention_groups > 1:      # a node of TP groups, as chapters size one
             return f"dense, {'DP' if self.attention_tp == 1 else f'TP{self.attention_tp}'}{dcp} x {self.attention_groups}"
+        if not self.routed:
+            tp = f"TP{self.attention_tp}" if self.attention_tp > 1 else "one GPU"
+            return f"dense, {tp}{dcp}" + (f" x PP{self.pp}" if self.pp > 1 else "")
         attention = "attention DP" if self.attention_tp == 1 else f"attention TP{self.attention_tp}"
         return f"EP{self.ep}, {attention}{dcp}"
 
@@ -157,6 +174,16 @@ def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, f
     # attention and embedding (5 GB for K3, 3 GB for V4-Pro) as the non-expert weights.
     per_gpu = experts_per_gpu(routed_experts(model, "article"), placement.ep, a.redundant_experts)
     return per_gpu * article_expert_bytes(model), deployment(model).overhead_bytes
+
+
+def _stage_bytes(model: str, tp: int, pp: int, a: Assumptions) -> float:
+    """A dense model's weights on one GPU of the heaviest of ``pp`` pipeline stages of ``tp`` GPUs:
+    its share of the decoder layers, split evenly over the stages, plus the embedding (first stage)
+    or the output head (last), whichever is larger; ``pp = 1`` holds them all."""
+    w = weights_per_gpu(model, 1, tp=tp, formats=a.formats()).by_group
+    ends = [w.get("embedding", 0.0), w.get("head", 0.0)]
+    layers = sum(w.values()) - sum(ends)
+    return layers / pp + (max(ends) if pp > 1 else sum(ends))
 
 
 def _head_share(kv_heads: int, attention_tp: int) -> float:
@@ -231,7 +258,9 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
     capacity = a.capacity_bytes(g)
     expert, other = _weights(model, placement, a)
-    share = request_share(model, context, placement.attention_tp, a, placement.dcp)
+    if placement.pp > 1:      # each stage holds its layers' weights and their share of every cache
+        other = _stage_bytes(model, placement.attention_tp, placement.pp, a)
+    share = request_share(model, context, placement.attention_tp, a, placement.dcp) / placement.pp
     held = reserve(model, g, placement, role, a)
     room = a.usable_fraction * capacity - expert - other - held.total - a.overhead_bytes
     requests = max(int(room // share), 0)       # share > 0: a request of one token holds bytes
@@ -262,7 +291,10 @@ def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:
                                  or a.kv_dtype not in kv_dtypes.family_values.get(family, (a.kv_dtype,))):
         return False
     needs = ["tensor_parallel"] if p.attention_tp > 1 else []
-    if p.routed:
+    needs += ["pipeline_parallel"] if p.pp > 1 else []
+    if p.routed and p.ep == 1:      # one GPU holds every expert: no expert parallelism to launch
+        needs += ["redundant_experts"] if a.redundant_experts else []
+    elif p.routed:
         needs += ["expert_parallel"] + (["data_parallel"] if p.attention_groups > 1 else [])
         needs += ["redundant_experts"] if a.redundant_experts else []
     elif p.attention_groups > 1:
@@ -282,37 +314,54 @@ def engine_for(model: str, placement: Placement, a: Assumptions) -> Engine | Non
     return next((e for e in engines() if can_launch(e, model, placement, a)), None)
 
 
+PP_STAGES = range(2, 9)      # pipeline stages tried for a dense model, up to 8 nodes
+
+
 @cache
 def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
-    """The placements a planner tries: whole-node EP sizes up to ``a.max_ep`` GPUs that spread the
-    expert slots evenly, times attention TP 1, 2, 4 ... up to ``a.max_attention_tp`` where TP divides the
-    attention heads, the node and the EP size, times DCP sizes that divide the attention TP, up to
-    ``a.max_dcp``; of these, those some engine can launch (``engine_for``). A dense model has no
-    experts to spread: its unit is one node of TP groups, each holding its share of every weight
-    (``weights_per_gpu``) and serving requests of its own, so a bigger unit would only repeat the node."""
+    """The placements a planner tries, fewest GPUs first (then narrowest TP, then DCP), those some
+    engine can launch (``engine_for``):
+
+    - a MoE model: EP sizes up to ``a.max_ep`` GPUs that spread the expert slots evenly, either
+      dividing a node (1, 2, 4 GPUs, so a model that fits one GPU is not spread over a node; several
+      such units share a node) or whole nodes;
+    - a dense model: one TP group (TP 1, 2, 4 ... up to a node), each unit holding its share of
+      every weight (``weights_per_gpu``) and serving requests of its own; several share a node. For
+      weights no node holds, ``PP_STAGES`` pipeline stages of a node-wide TP group each;
+
+    times attention TP sizes up to ``a.max_attention_tp`` that divide the attention heads, the node
+    and the EP size, times DCP sizes that divide the attention TP, up to ``a.max_dcp``. Which PP
+    size a plan may use is the planner's choice (``calc.fleet``: the fewest stages that fit)."""
     n = a.gpus_per_node
     dense = not is_moe(model)
-    if dense:
-        eps = [n]
-    else:
-        slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
-        eps = [e for e in range(n, min(slots, a.max_ep) + 1, n) if slots % e == 0]
     tps = [t for t in range(1, a.max_attention_tp + 1)
            if n % t == 0 and all(h % t == 0 for h in _heads(model))]
+    if dense:
+        units = [(t, 1) for t in tps] + [(n, pp) for pp in PP_STAGES if n in tps]
+    else:
+        slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+        sizes = [e for e in range(1, n) if n % e == 0] + list(range(n, min(slots, a.max_ep) + 1, n))
+        units = [(e, 1) for e in sizes if e <= a.max_ep and slots % e == 0]
     out = []
-    for e in eps:
+    for e, pp in units:
         for t in tps:
-            if e % t:
+            if e % t or dense and t != e:
                 continue
             try:
                 _check_tp(model, t, a)
             except ParameterError:
                 continue
             for c in (c for c in range(1, min(t, a.max_dcp) + 1) if t % c == 0):
-                p = Placement(e, t, routed=not dense, dcp=c)
+                p = Placement(e, t, routed=not dense, dcp=c, pp=pp)
                 if engine_for(model, p, a) is not None:
                     out.append(p)
-    return tuple(out)
+    return tuple(sorted(out, key=lambda p: (p.gpus, p.attention_tp, p.dcp)))
+
+
+def whole_node_placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
+    """The MoE placements of ``placements`` whose EP group is whole nodes: the units the chapters'
+    tables of EP sizes show (part III sizes EP in nodes)."""
+    return tuple(p for p in placements(model, a) if p.routed and p.ep % a.gpus_per_node == 0)
 
 
 def untried_tp(model: str, a: Assumptions) -> dict[int, str]:
@@ -336,7 +385,7 @@ def no_unit_reason(model: str, a: Assumptions) -> str | None:
     may split evenly over no whole-node EP size up to ``a.max_ep`` GPUs."""
     if not is_moe(model):
         return "a dense model: no routed experts, so expert parallelism does not apply"
-    if placements(model, a):
+    if whole_node_placements(model, a):
         return None
     slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
     return (f"its {slots} expert slots per layer split evenly over no EP size of whole "
@@ -365,7 +414,7 @@ def unit_rows(model: str, gpu: GPUSpec | str, context: int, a: Assumptions,
     the widest attention TP the model and ``a`` allow; empty when ``no_unit_reason`` gives one."""
     if no_unit_reason(model, a):
         return ()
-    cands = [p for p in placements(model, a) if p.ep <= maximum]
+    cands = [p for p in whole_node_placements(model, a) if p.ep <= maximum]
     widest = max((p.attention_tp for p in cands), default=1)
     slots = routed_experts(model, "public" if a.inputs == "public" else "article")
     return tuple(UnitRow(memory(model, gpu, p, context, a), experts_per_gpu(slots, p.ep, a.redundant_experts),

@@ -47,7 +47,7 @@ from . import all_to_all
 from .moe import routed_experts
 
 MIB = 2**20
-ROLES = ("decode", "prefill")
+ROLES = ("decode", "prefill", "aggregated")   # aggregated: a unit that decodes and prefills (chunked)
 
 
 @dataclass(frozen=True)
@@ -111,22 +111,33 @@ def dispatch_cap(placement, role: str, a: Assumptions) -> int | None:
     rank may dispatch through DeepEP's low-latency kernels (one a request); None where there is no
     such bound (prefill, a dense unit, no reserve model)."""
     r = reserve_models()[a.reserve]
-    if role != "decode" or not placement.routed or placement.ep == 1 or "deepep_tokens_per_rank" not in r:
+    if role == "prefill" or not placement.routed or placement.ep == 1 or "deepep_tokens_per_rank" not in r:
         return None
     return int(r["deepep_tokens_per_rank"])
 
 
 def reserve(model: str, gpu: GPUSpec | str, placement, role: str, a: Assumptions) -> Reserve:
-    """The reserve of one GPU of ``placement`` serving ``role`` ("decode" or "prefill") under
-    ``a.reserve``."""
+    """The reserve of one GPU of ``placement`` serving ``role`` ("decode", "prefill" or
+    "aggregated") under ``a.reserve``. An aggregated unit runs chunked prefill forwards and decode
+    steps in one engine, so it keeps the larger of the two reserves, term by term."""
     check_choice("role", role, ROLES)
     if "base_mib" not in reserve_models()[a.reserve]:
         return NONE
+    if role == "aggregated":
+        return _larger(*(reserve(model, gpu, placement, r, a) for r in ("decode", "prefill")))
     cap = dispatch_cap(placement, role, a)
     slots = routed_experts(model, "public") + a.redundant_experts if cap else 0
     deepep = deepep_buffer_bytes(slots, cap, all_to_all.width(model)) if cap else 0
     groups = placement.attention_groups if placement.routed else 1
     return _terms(gpu, placement.attention_tp, groups, role, _mla(model), float(deepep), a)
+
+
+def _larger(decode: Reserve, prefill: Reserve) -> Reserve:
+    """The reserve of a unit that runs both: each term the larger, the floor topping up what the
+    larger of the two floors asks, the decode unit's all-to-all buffer, the prefill chunk."""
+    terms = [max(getattr(decode, f), getattr(prefill, f)) for f in ("activations", "cuda_graphs", "runtime")]
+    floored = max(r.total - r.all_to_all for r in (decode, prefill))
+    return Reserve(*terms, max(floored - sum(terms), 0.0), decode.all_to_all, prefill.chunk_tokens)
 
 
 def least(gpu: GPUSpec | str, a: Assumptions) -> Reserve:

@@ -6,7 +6,8 @@ given as a list (a single value is an axis of one) under one ``Assumptions`` val
 ``requests_per_unit``, ``d_nodes``, ``p_nodes``, ``nodes`` and ``gpus``, each ``inf`` where no
 placement is valid. It chooses what ``calc.fleet.plan`` chooses (the valid placement with the
 fewest decode nodes, the smaller unit on a tie), doing the per-placement memory once per model,
-GPU and context and the counting over the whole grid; a test keeps the two equal.
+GPU and context and the counting over the whole grid, aggregated serving and pipeline stages by
+the same rules (``calc.fleet``); a test keeps the two equal.
 ``by_context(s, gpu)`` gives the lines a plot of nodes against context draws from it.
 """
 
@@ -18,12 +19,12 @@ import numpy as np
 
 from ..errors import check_list
 from ..specs import gpu_ids, model_ids
-from ..specs.deployment import deployment_models
+from ..specs.deployment import deployment_models, workload as article_workload
 from ..specs.serving import Assumptions
 from .arrays import ints
 from .disagg import check_pd_ratio
-from .fleet import prefill_unit
-from .offload import check_rho
+from .fleet import staged, prefill_rate, prefill_unit
+from .offload import check_rho, decode_seconds
 from .placement import memory, placements
 
 AXES = ("model", "gpu", "concurrency", "context", "rho", "pd_ratio")
@@ -36,6 +37,7 @@ class Sweep:
     d_nodes: np.ndarray
     p_nodes: np.ndarray
     gpus_per_node: int
+    d_gpus: np.ndarray           # the decode units' GPUs (several small units share a node)
 
     @property
     def nodes(self) -> np.ndarray:
@@ -43,7 +45,8 @@ class Sweep:
 
     @property
     def gpus(self) -> np.ndarray:
-        return self.nodes * self.gpus_per_node
+        """Decode GPUs plus the prefill nodes' GPUs, as ``calc.fleet.Plan.gpus``."""
+        return self.d_gpus + self.p_nodes * self.gpus_per_node
 
     @property
     def size(self) -> int:
@@ -74,33 +77,57 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
     pds = check_pd_ratio(np.asarray(_axis(a.pd_ratio if pd_ratio is None else pd_ratio), dtype=float))
     n = a.gpus_per_node
     shape = (len(models), len(gpus), len(conc), len(ctx), len(rhos), len(pds))
-    per_unit, d_nodes, p_nodes = (np.full(shape, np.inf) for _ in range(3))
+    per_unit, d_nodes, p_nodes, d_gpus = (np.full(shape, np.inf) for _ in range(4))
     resident = _ceil(conc[:, None] * rhos[None, :])                       # (concurrency, rho)
+    w = article_workload()
+    demand = conc[:, None] * rhos[None, :] / decode_seconds(w.output_tokens, w.decode_tokens_per_s) \
+        * a.prompt_tokens_per_turn                                        # fleet.prompt_demand
     for i, m in enumerate(models):
-        options = placements(m, a)
         for j, g in enumerate(gpus):
             for k, t in enumerate(ctx):
-                mems = [memory(m, g, p, t, a) for p in options]
-                units_p = {c: prefill_unit(m, g, t, a, c) for c in {p.dcp for p in options}}
-                # a placement counts only with a prefill unit of its DCP size (fleet._plan)
-                held = np.array([p.attention_groups * x.requests if units_p[p.dcp] else 0
-                                 for p, x in zip(options, mems)], dtype=float)
-                ep = np.array([p.ep for p in options], dtype=float)
-                if not (held > 0).any():
-                    continue
-                unit_eps = np.array([units_p[p.dcp].placement.ep if units_p[p.dcp] else n for p in options])
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    units = _ceil(resident[..., None] / held)                  # (conc, rho, placement)
-                    d = np.where(held > 0, _ceil(units * ep / n), np.inf)[..., None, :]   # (conc, rho, 1, pl)
-                    unit_nodes = _ceil(unit_eps / n)                           # each placement's prefill unit
-                    p = unit_nodes * _ceil(_ceil(d / pds[:, None]) / unit_nodes)       # (conc, rho, pd, pl)
-                    total = np.where(np.isinf(d), np.inf, d + p)
-                best = np.argmin(total, axis=-1)[..., None]                    # first minimum: smaller unit
-                per_unit[i, j, :, k] = held[best[..., 0]]
-                d_nodes[i, j, :, k] = np.take_along_axis(np.broadcast_to(d, total.shape), best, -1)[..., 0]
-                p_nodes[i, j, :, k] = np.take_along_axis(p, best, -1)[..., 0]
+                options = staged(m, g, t, a, placements(m, a))
+                best = _best(m, g, t, a, options, resident, demand, pds)
+                if best is not None:
+                    per_unit[i, j, :, k], d_gpus[i, j, :, k], d_nodes[i, j, :, k], p_nodes[i, j, :, k] = best
     axes = dict(zip(AXES, (models, gpus, [int(c) for c in conc], ctx, list(rhos), list(pds))))
-    return Sweep(axes, per_unit, d_nodes, p_nodes, n)
+    return Sweep(axes, per_unit, d_nodes, p_nodes, n, d_gpus)
+
+
+def _held(m, g, t, a, options, role):
+    """Requests a unit of each option holds in ``role`` (0 where none fits)."""
+    return np.array([p.attention_groups * memory(m, g, p, t, a, role).requests for p in options], dtype=float)
+
+
+def _best(m, g, t, a, options, resident, demand, pds):
+    """(requests a unit, decode GPUs, decode nodes, prefill nodes) of the plan ``fleet.plan``
+    chooses at each (concurrency, rho, P:D ratio), or None where no option is valid; the cheapest
+    by GPUs, then nodes, the first option (fewest GPUs a unit) on a tie."""
+    n = a.gpus_per_node
+    units_p = {c: prefill_unit(m, g, t, a, c) for c in {p.dcp for p in options}}
+    held = _held(m, g, t, a, options, "decode")
+    held_d = np.where([units_p[p.dcp] is not None for p in options], held, 0.0)
+    small = np.array([p.gpus <= a.aggregate_max_gpus for p in options])
+    held_a = np.where(small & (held > 0), _held(m, g, t, a, options, "aggregated"), 0.0) if any(small) else held * 0
+    if not ((held_d > 0) | (held_a > 0)).any():
+        return None
+    size = np.array([p.gpus for p in options], dtype=float)
+    unit_nodes = _ceil(np.array([units_p[p.dcp].placement.gpus if units_p[p.dcp] else n for p in options]) / n)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        dg = np.where(held_d > 0, _ceil(resident[..., None] / held_d) * size, np.inf)[..., None, :]   # (c, r, 1, pl)
+        dn = _ceil(dg / n)
+        pn = np.where(np.isinf(dn), np.inf, unit_nodes * _ceil(_ceil(dn / pds[:, None]) / unit_nodes))
+        ga = np.where(held_a > 0, _ceil(resident[..., None] / held_a) * size, np.inf)     # (c, r, pl)
+        if (held_a > 0).any():
+            rate = prefill_rate(m, g, t, a)
+            ga = np.where((ga <= a.aggregate_max_gpus) & (demand[..., None] <= ga * rate), ga, np.inf)
+    co = np.broadcast_to(np.isfinite(ga)[..., None, :], pn.shape)
+    gpus = np.where(co, ga[..., None, :], dg + pn * n)
+    nodes = np.where(co, _ceil(ga[..., None, :] / n), dn + pn)
+    best = np.argmin(np.where(np.isinf(gpus), np.inf, gpus * 1e7 + nodes), axis=-1)[..., None]
+    pick = lambda x: np.take_along_axis(np.broadcast_to(x, gpus.shape), best, -1)[..., 0]   # noqa: E731
+    per_unit = np.where(co, held_a, held_d)
+    return (pick(per_unit), pick(np.where(co, ga[..., None, :], dg)), pick(np.where(co, nodes, dn)),
+            pick(np.where(co, 0.0, pn)))
 
 
 def by_context(s: Sweep, gpu: str) -> dict[tuple[str, int], np.ndarray]:

@@ -65,6 +65,7 @@ class Assumptions:
     pd_ratio: float
     prefill_mfu: float
     prompt_tokens_per_turn: int
+    aggregate_max_gpus: int      # a decode fleet of at most this many GPUs prefills too (calc.fleet)
 
     def __post_init__(self):
         check_choice("preset", self.preset, presets())
@@ -84,6 +85,7 @@ class Assumptions:
         check_real("pd_ratio", self.pd_ratio, minimum=0, open_min=True)
         check_real("prefill_mfu", self.prefill_mfu, minimum=0, maximum=1, open_min=True)
         check_int("prompt_tokens_per_turn", self.prompt_tokens_per_turn, minimum=1)   # a turn brings a message
+        check_int("aggregate_max_gpus", self.aggregate_max_gpus, minimum=0)
         if self.inputs != "public" and self.weights != "fp8":
             raise ParameterError("weights", self.weights,
                                  "'fp8' unless inputs is 'public': the article sizes every weight at one byte")

@@ -2,9 +2,12 @@
 both its decode and its prefill unit (``calc.placement.engine_for``), the command of the first node
 of each unit, with the flags the engine table names.
 
-A unit of ``ep`` GPUs spans ``ep / gpus_per_node`` nodes; every node runs the same command with its
-own rank (SGLang's ``--node-rank``, vLLM's ``--data-parallel-start-rank``), and ``HEAD`` stands for
-the first node's address. ``commands(plan)`` gives ``{engine id: Launch}``; ``as_dict`` what the
+A unit of ``ep`` GPUs spans ``ep / gpus_per_node`` nodes (a pipeline-parallel unit a node a stage);
+every node runs the same command with its own rank (SGLang's ``--node-rank``, vLLM's
+``--data-parallel-start-rank`` or ``--node-rank``), and ``HEAD`` stands for the first node's
+address. A unit smaller than a node is one command on its share of the node's GPUs (several
+share a node). An aggregated plan (``calc.fleet``) has one command a unit, which also prefills
+(chunked), and carries no disaggregation flag. ``commands(plan)`` gives ``{engine id: Launch}``; ``as_dict`` what the
 ``plan`` command prints under ``plans[].launch``.
 """
 
@@ -25,8 +28,8 @@ PORT = 5000
 @dataclass(frozen=True)
 class Launch:
     engine: str                  # "vLLM 0.33.0"
-    decode: str                  # the first decode node's command
-    prefill: str                 # the first prefill node's command
+    decode: str                  # the first decode node's command (aggregated: it prefills too)
+    prefill: str | None          # the first prefill node's command; None for an aggregated plan
     decode_nodes_per_unit: int
     prefill_nodes_per_unit: int
 
@@ -45,13 +48,16 @@ def _flag(e: Engine, feature: str, value=None) -> list[str]:
 
 def _sglang(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
     args = _flag(e, "tensor_parallel", p.ep)
-    if p.routed:
+    if p.routed and p.ep == 1:      # one GPU holds every expert: nothing to parallelize
+        args = []
+    elif p.routed:
         args += _flag(e, "expert_parallel", p.ep)
         args += _flag(e, "data_parallel", p.attention_groups) if p.attention_groups > 1 else []
         args += _flag(e, "redundant_experts", a.redundant_experts) if a.redundant_experts else []
     else:
         args = _flag(e, "tensor_parallel", p.attention_tp)
         args += _flag(e, "replicas", p.attention_groups) if p.attention_groups > 1 else []
+        args += _flag(e, "pipeline_parallel", p.pp) if p.pp > 1 else []
     args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
     if nodes > 1:       # not in engines.yaml: SGLang's multi-node flags, checked in tests/data/engines
         args += ["--nnodes", str(nodes), "--node-rank", "0", "--dist-init-addr", f"HEAD:{PORT}"]
@@ -62,11 +68,16 @@ def _vllm(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> lis
     args = _flag(e, "tensor_parallel", p.attention_tp) if p.attention_tp > 1 else []
     if p.attention_groups > 1:
         args += _flag(e, "data_parallel" if p.routed else "replicas", p.attention_groups)
-    if p.routed:
-        args += _flag(e, "expert_parallel") + _flag(e, "all_to_all", e.feature("all_to_all").values[role])
+    if p.routed and p.ep > 1:
+        args += _flag(e, "expert_parallel")
+        # an aggregated unit sits in one node: the default all-to-all (over NVLink) takes its chunks
+        args += _flag(e, "all_to_all", e.feature("all_to_all").values[role]) if role != "aggregated" else []
         if a.redundant_experts:
             args += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": a.redundant_experts})]
     args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
+    if p.pp > 1:        # a stage a node; vLLM's multiprocessing backend spans them
+        return args + _flag(e, "pipeline_parallel", p.pp) + ["--nnodes", str(nodes), "--node-rank", "0",
+                                                             "--master-addr", "HEAD"]
     if nodes > 1:       # each node runs its share of the data-parallel ranks
         args += ["--data-parallel-size-local", str(p.attention_groups // nodes), "--data-parallel-address", "HEAD",
                  "--data-parallel-start-rank", "0"]
@@ -77,8 +88,9 @@ BUILD = {"sglang": _sglang, "vllm": _vllm}
 
 
 def unit_nodes(p: Placement, a: Assumptions) -> int:
-    """Nodes one unit of ``p`` spans (a dense unit is one node)."""
-    return max(p.ep // a.gpus_per_node, 1) if p.routed else 1
+    """Nodes one unit of ``p`` spans: 1 for a unit smaller than a node (several share one), a
+    node a pipeline stage."""
+    return max(p.gpus // a.gpus_per_node, 1)
 
 
 def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
@@ -90,7 +102,7 @@ def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
         args = _flag(e, "cache_pool", int(m.kv_room))
     else:
         args = _flag(e, "memory_fraction", f"{(m.weights + m.kv_room) / m.capacity:.3f}")
-    if role == "prefill":     # vLLM's tokens are per data-parallel rank; SGLang divides its own
+    if role in ("prefill", "aggregated"):     # vLLM's tokens are per DP rank; SGLang divides its own
         per_rank = e.supports("cache_pool")
         args += _flag(e, "chunked_prefill", m.reserve.chunk_tokens * (1 if per_rank else m.placement.attention_groups))
     elif m.request_cap:       # vLLM sizes DeepEP's buffer by its batched tokens; SGLang's default is the cap
@@ -99,8 +111,8 @@ def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
 
 
 def command(e: Engine, model: str, m: GPUMemory, a: Assumptions, role: str) -> str:
-    """The command of the first node of a ``role`` ("decode" or "prefill") unit, one of whose GPUs
-    is ``m``."""
+    """The command of the first node of a ``role`` ("decode", "prefill", or "aggregated": a unit
+    that does both, with no disaggregation flag) unit, one of whose GPUs is ``m``."""
     p = m.placement
     nodes = unit_nodes(p, a)
     head = [*e.command.split(), *(["--model-path"] if e.id == "sglang" else []), model_path(model)]
@@ -110,7 +122,8 @@ def command(e: Engine, model: str, m: GPUMemory, a: Assumptions, role: str) -> s
     if any(g.kind == "kda" for g in spec.attention) and e.supports("state_dtype", spec.raw.get("family")):
         args += _flag(e, "state_dtype", e.feature("state_dtype").values[a.state_dtype])   # engines default to FP32
     args += _memory(e, m, role)
-    args += _flag(e, "disaggregation", e.feature("disaggregation").values[role])
+    if role != "aggregated":
+        args += _flag(e, "disaggregation", e.feature("disaggregation").values[role])
     return shlex.join(head + args)
 
 
@@ -118,6 +131,10 @@ def commands(plan) -> dict[str, Launch]:
     """``{engine id: Launch}`` for each engine that can launch both of ``plan``'s units."""
     a, model = plan.assumptions, plan.model
     decode, prefill = plan.placement, plan.prefill.unit
+    if plan.aggregated:       # one command a unit: it decodes and prefills
+        return {e.id: Launch(e.label, command(e, model, plan.decode, a, "aggregated"), None,
+                             unit_nodes(decode, a), 0)
+                for e in engines() if e.id in BUILD and can_launch(e, model, decode, a)}
     pre = memory(model, plan.gpu, prefill, plan.work.context, a, "prefill")
     out = {}
     for e in engines():
