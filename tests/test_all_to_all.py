@@ -42,16 +42,20 @@ def test_v4_pros_headline_step_adds_its_all_to_all_by_hand():
     p = fleet.plan("deepseek-v4-pro", "h200", BOOK, WORK)
     assert p.placement == Placement(64, 1)
     n = p.decode.requests                                       # attention DP: every token its own GPU's
-    by_hand = 61 * n * (6 * (7168 + 224 + 16) / 43e9 + 6 * 2 * 7168 / 46e9)   # 61 MoE layers, top-6, EP64 row
+    # 61 MoE layers, top-6, EP64 row; V4-Pro's FP8 checkpoint (128-wide blocks) dispatches in FP8
+    assert all_to_all.fp8_dispatch("deepseek-v4-pro") and not all_to_all.fp8_dispatch("kimi-k3")
+    by_hand = 61 * n * (6 * (7168 + 224 + 16) / 43e9 + 6 * 2 * 7168 / 46e9)
     s = decode.plan_step(p)
     assert s.all_to_all == pytest.approx(by_hand, rel=1e-12)
     assert s.step == pytest.approx((s.weight_bytes + s.kv_bytes) / s.bandwidth + by_hand, rel=1e-12)
-    # K3 sends its 3,584-wide latent, padded to DeepEP's 4,096, to 16 experts, a TP8 group's tokens
-    # split over its ranks; EP224 takes the EP256 row (39 and 40 GB/s)
+    # K3 sends its 3,584-wide latent, padded to DeepEP's 4,096, in BF16 (MXFP4 experts take BF16
+    # activations) to 16 experts; a TP8 group's tokens split over its ranks, padded to a multiple
+    # of 8; EP224 takes the EP256 row (39 and 40 GB/s)
     k3 = fleet.plan("kimi-k3", "h200", BOOK, WORK)
     assert all_to_all.width("kimi-k3") == 4096 and all_to_all.moe_layers("kimi-k3") == 92
+    tokens = -(-k3.decode.requests // 8)
     assert decode.plan_step(k3).all_to_all == pytest.approx(
-        92 * k3.decode.requests / 8 * (16 * (4096 + 128 + 16) / 39e9 + 16 * 2 * 4096 / 40e9), rel=1e-12)
+        92 * tokens * (16 * (2 * 4096 + 16) / 39e9 + 16 * 2 * 4096 / 40e9), rel=1e-12)
 
 
 @pytest.mark.parametrize("model", ["kimi-k3", "deepseek-v4-pro"])

@@ -4,7 +4,8 @@ top-k experts' GPUs and combines their outputs back (part III, "Low-Latency Disp
 Per MoE layer, one GPU sends and receives, for each of the ``tokens`` it dispatches,
 
     dispatch: top_k x (width + 4 x width / 128 + 16) bytes   FP8, one FP32 scale per 128 channels,
-                                                               a 16-byte header
+                                                               a 16-byte header (``fp8_dispatch``;
+                                                               else BF16, 2 x width + 16)
     combine:  top_k x 2 x width bytes                        BF16
 
 where ``width`` is what the experts take: the hidden size, or K3's LatentMoE latent (3,584, half of
@@ -21,8 +22,12 @@ fixed latency (tens of microseconds) dominates and is not in it, and an engine t
 all-to-all with compute (SGLang's two-batch overlap, vLLM's ``--enable-dbo``) hides part of it.
 Neither overlap applies to the headline plans: SGLang's has no K3 or V4 decode path, vLLM's
 refuses DCP and hybrid models (research notes, ``docs/engines``). Tokens a GPU dispatches: its
-attention group's requests over the group's ranks (each rank dispatches its slice of the group's
-tokens, as vLLM's sequence-parallel MoE does under TP with DP and EP).
+attention group's requests over the group's ranks, rounded up (each rank dispatches its slice of
+the group's tokens, padded to a multiple of TP, as vLLM's sequence-parallel MoE does under TP with
+DP and EP: models/kimi_k3/nvidia/model.py, sequence_parallel.py). K3 routes a token to 16 experts,
+more than DeepEP's legacy low-latency kernels take (11), so it decodes on DeepEP V2
+(``views.launch.backend``), for which no latency table is published: the legacy kernels'
+bandwidth at the same EP size stands in.
 
 ``layer_bytes(model)`` gives (dispatch, combine) bytes a token; ``step_seconds(model, gpu,
 placement, requests, gpus_per_node)`` one GPU's all-to-all time over all MoE layers of a step.
@@ -47,10 +52,20 @@ def width(model: str) -> int:
     return next((h for h in deepep_low_latency()["hidden_sizes"] if h >= w), w)
 
 
+def fp8_dispatch(model: str) -> bool:
+    """Whether an engine dispatches the model's tokens in FP8: only for a checkpoint quantised to
+    FP8 in 128-wide blocks, whose experts take FP8 activations (vLLM 0.33.0, fused_moe
+    all2all_utils.py); otherwise, K3's MXFP4 experts included, tokens travel in BF16."""
+    c = model_spec(model).config
+    return c.get("quantization_config.quant_method") == "fp8" and \
+        list(c.get("quantization_config.weight_block_size") or []) == [128, 128]
+
+
 def layer_bytes(model: str) -> tuple[float, float]:
     """(dispatch, combine) bytes one token moves in one MoE layer."""
     w, k = width(model), top_k(model)
-    return float(k * (w + 4 * w // 128 + 16)), float(k * 2 * w)
+    token = w + 4 * w // 128 if fp8_dispatch(model) else 2 * w
+    return float(k * (token + 16)), float(k * 2 * w)
 
 
 def bandwidths(ep: int, gpus_per_node: int, gpu: GPUSpec) -> tuple[float, float]:
@@ -76,7 +91,7 @@ def step_seconds(model: str, gpu: GPUSpec | str, placement, requests: int, gpus_
     if not placement.routed or placement.ep == 1:
         return 0.0
     g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
-    tokens = requests / placement.attention_tp
+    tokens = -(-requests // placement.attention_tp)     # vLLM pads a group's rows to a multiple of TP
     dispatch, combine = layer_bytes(model)
     bw_d, bw_c = bandwidths(placement.ep, gpus_per_node, g)
     return moe_layers(model) * tokens * (dispatch / bw_d + combine / bw_c)

@@ -19,7 +19,10 @@ grows with the experts of the whole model, the width a token is dispatched at
 (``calc.all_to_all.width``) and the tokens a rank may dispatch in a step: 2.7 GiB for V4-Pro's 384
 experts at 7,168, 3.6 GiB for K3's 896 at its 4,096-wide latent, at SGLang's default 128 tokens a
 rank. Those 128 tokens
-also bound the requests one attention group decodes at once (``dispatch_cap``).
+also bound the requests one attention group decodes at once (``dispatch_cap``). A model routing a
+token to more experts than those kernels take (K3: 16 of at most 11) decodes on DeepEP V2, whose
+buffer grows with the ranks rather than the experts and has no published size formula; the legacy
+buffer stands in for it.
 
 Two more readings differ from SGLang's code, both because the book's units span many nodes:
 - the parallel term counts the attention TP group, where SGLang's counts ``--tp-size`` (the whole

@@ -14,12 +14,15 @@ share a node). An aggregated plan (``calc.fleet``) has one command a unit, which
 from __future__ import annotations
 
 import json
+import math
 import shlex
 from dataclasses import asdict, dataclass
 
+from ..calc.moe import top_k
 from ..calc.placement import GPUMemory, Placement, can_launch, memory
 from ..specs import model as model_spec
 from ..specs.engines import Engine, engines
+from ..specs.kernels import deepep_low_latency
 from ..specs.serving import Assumptions
 
 PORT = 5000
@@ -46,12 +49,22 @@ def _flag(e: Engine, feature: str, value=None) -> list[str]:
     return [*f.flag.split(), *([] if value is None else [str(value)]), *f.extra]
 
 
-def _sglang(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
+def backend(e: Engine, model: str, role: str) -> str:
+    """The all-to-all backend of a ``role`` unit: the engine's for the role (an aggregated unit
+    decodes), or, for a model that routes a token to more experts than DeepEP's low-latency
+    kernels take (``specs/kernels.yaml`` max_top_k), its wide-top-k one."""
+    values = e.feature("all_to_all").values
+    role = "decode" if role == "aggregated" else role
+    wide = role == "decode" and top_k(model) > deepep_low_latency()["max_top_k"]
+    return values["wide_top_k"] if wide else values[role]
+
+
+def _sglang(e: Engine, model: str, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
     args = _flag(e, "tensor_parallel", p.ep)
     if p.routed and p.ep == 1:      # one GPU holds every expert: nothing to parallelize
         args = []
     elif p.routed:
-        args += _flag(e, "expert_parallel", p.ep)
+        args += _flag(e, "expert_parallel", p.ep) + _flag(e, "all_to_all", backend(e, model, role))
         args += _flag(e, "data_parallel", p.attention_groups) if p.attention_groups > 1 else []
         args += _flag(e, "redundant_experts", a.redundant_experts) if a.redundant_experts else []
     else:
@@ -64,14 +77,14 @@ def _sglang(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> l
     return args
 
 
-def _vllm(e: Engine, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
+def _vllm(e: Engine, model: str, p: Placement, a: Assumptions, role: str, nodes: int) -> list[str]:
     args = _flag(e, "tensor_parallel", p.attention_tp) if p.attention_tp > 1 else []
     if p.attention_groups > 1:
         args += _flag(e, "data_parallel" if p.routed else "replicas", p.attention_groups)
     if p.routed and p.ep > 1:
         args += _flag(e, "expert_parallel")
         # an aggregated unit sits in one node: the default all-to-all (over NVLink) takes its chunks
-        args += _flag(e, "all_to_all", e.feature("all_to_all").values[role]) if role != "aggregated" else []
+        args += _flag(e, "all_to_all", backend(e, model, role)) if role != "aggregated" else []
         if a.redundant_experts:
             args += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": a.redundant_experts})]
     args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []
@@ -100,23 +113,27 @@ def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
     size is the one its reserve's activations assume."""
     if e.supports("cache_pool"):
         args = _flag(e, "cache_pool", int(m.kv_room))
-    else:
-        args = _flag(e, "memory_fraction", f"{(m.weights + m.kv_room) / m.capacity:.3f}")
+    else:     # rounded down, so the engine keeps at least the reserve
+        args = _flag(e, "memory_fraction", f"{math.floor(1000 * (m.weights + m.kv_room) / m.capacity) / 1000:.3f}")
     if role in ("prefill", "aggregated"):     # vLLM's tokens are per DP rank; SGLang divides its own
         per_rank = e.supports("cache_pool")
         args += _flag(e, "chunked_prefill", m.reserve.chunk_tokens * (1 if per_rank else m.placement.attention_groups))
     elif m.request_cap:       # vLLM sizes DeepEP's buffer by its batched tokens; SGLang's default is the cap
         args += _flag(e, "chunked_prefill", m.request_cap) if e.supports("cache_pool") else []
+    if role == "decode" and e.supports("max_running"):   # no more than the buffer and the pool hold
+        args += _flag(e, "max_running", m.requests * m.placement.attention_groups)
     return args
 
 
-def command(e: Engine, model: str, m: GPUMemory, a: Assumptions, role: str) -> str:
+def command(e: Engine, model: str, m: GPUMemory, a: Assumptions, role: str, context: int) -> str:
     """The command of the first node of a ``role`` ("decode", "prefill", or "aggregated": a unit
-    that does both, with no disaggregation flag) unit, one of whose GPUs is ``m``."""
+    that does both, with no disaggregation flag) unit, one of whose GPUs is ``m``, for requests of
+    ``context`` tokens (the longest the engine admits: its default, the config's limit, may not fit
+    the pool)."""
     p = m.placement
     nodes = unit_nodes(p, a)
     head = [*e.command.split(), *(["--model-path"] if e.id == "sglang" else []), model_path(model)]
-    args = BUILD[e.id](e, p, a, role, nodes)
+    args = BUILD[e.id](e, model, p, a, role, nodes) + _flag(e, "context_length", context)
     args += _flag(e, "kv_cache_dtype", e.feature("kv_cache_dtype").values[a.kv_dtype])
     spec = model_spec(model)
     if any(g.kind == "kda" for g in spec.attention) and e.supports("state_dtype", spec.raw.get("family")):
@@ -132,15 +149,16 @@ def commands(plan) -> dict[str, Launch]:
     a, model = plan.assumptions, plan.model
     decode, prefill = plan.placement, plan.prefill.unit
     if plan.aggregated:       # one command a unit: it decodes and prefills
-        return {e.id: Launch(e.label, command(e, model, plan.decode, a, "aggregated"), None,
+        return {e.id: Launch(e.label, command(e, model, plan.decode, a, "aggregated", plan.work.context), None,
                              unit_nodes(decode, a), 0)
                 for e in engines() if e.id in BUILD and can_launch(e, model, decode, a)}
     pre = memory(model, plan.gpu, prefill, plan.work.context, a, "prefill")
     out = {}
     for e in engines():
         if e.id in BUILD and all(can_launch(e, model, p, a) for p in (decode, prefill)):
-            out[e.id] = Launch(e.label, command(e, model, plan.decode, a, "decode"),
-                               command(e, model, pre, a, "prefill"), unit_nodes(decode, a), unit_nodes(prefill, a))
+            out[e.id] = Launch(e.label, command(e, model, plan.decode, a, "decode", plan.work.context),
+                               command(e, model, pre, a, "prefill", plan.work.context), unit_nodes(decode, a),
+                               unit_nodes(prefill, a))
     return out
 
 
