@@ -71,12 +71,12 @@ def test_the_sweep_takes_a_corpus_model_and_agrees_with_the_plan():
 
 
 def test_tables_say_why_and_compare_with_the_first_model():
-    long = fleet.workload(context=1_000_000)
-    results = [disagg.plan_or_reason(m, "h200", A, long) for m in (K3, "llama-3.1-405b")]
+    long, longest = fleet.workload(context=1_000_000), fleet.workload(context=100_000_000)
+    results = [disagg.plan_or_reason(K3, "h200", A, w) for w in (long, longest)]
     t = disagg_tables.plan_table(results, "plans")
     assert t.rows[0] == tuple(plans.plan_row(results[0]))
-    assert isinstance(results[1], disagg.Unplanned)       # 812 GB of BF16 weights and a 1M cache
-    assert t.rows[1][:3] == ("Llama-3.1-405B", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
+    assert isinstance(results[1], disagg.Unplanned)       # 100M tokens: past what DCP8 stripes onto a GPU
+    assert t.rows[1][:3] == ("Kimi K3", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
     grid = disagg.by_format([V4, K3], "h200", A, WORK)
     f = disagg_tables.format_table(grid, [V4, K3], "formats")
     ratio = {(r[0], r[1], r[2]): r[-1] for r in f.rows}

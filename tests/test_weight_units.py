@@ -38,9 +38,9 @@ def test_moe_layouts_follow_the_asked_ep_sizes_and_say_why_one_is_left_out():
 
 def test_a_dense_model_is_weighed_in_the_planners_tp_groups_whatever_the_ep_sizes():
     shown, left_out = wu.layouts(QWEN72, [32], BOOK)
-    assert shown == list(placement.placements(QWEN72, BOOK)) and left_out == {}
-    assert [p.attention_tp for p in shown] == [1, 2, 4, 8]
-    assert shown[2].name == "dense, TP4 x 2" and Placement(32).name == "EP32, attention DP"
+    assert shown == [p for p in placement.placements(QWEN72, BOOK) if p.pp == 1] and left_out == {}
+    assert [p.attention_tp for p in shown] == [1, 2, 4, 8]          # one TP group a unit
+    assert shown[2].name == "dense, TP4" and Placement(32).name == "EP32, attention DP"
 
 
 def test_smallest_unit_is_the_planners_and_the_narrowest_valid_tp_if_dense():
@@ -56,10 +56,10 @@ def test_where_no_unit_holds_a_request_the_row_names_the_fix():
     assert wu.smallest(QWEN72, "h200", 500_000, dp) is None
     text = wt.unit_text(QWEN72, None, "h200", 500_000, dp)
     assert text == "none: needs " + fleet.smallest_change(QWEN72, "h200", dp, fleet.Workload(1, 500_000))
-    # a dense model tries what the planner tries first: FP8 weights, then an FP8 cache
-    assert wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK) is None
-    assert wu.fix("llama-3.1-405b", "h200", 1_000_000, BOOK) == "FP8 non-expert weights (weights='fp8-non-expert')"
-    assert wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK.but(weights="fp8-non-expert")) is not None
+    # a dense model no node holds beside a 1M request is pipelined: TP8 over two nodes
+    u = wu.smallest("llama-3.1-405b", "h200", 1_000_000, BOOK)
+    assert u.placement == Placement(8, 8, routed=False, pp=2)
+    assert not placement.memory("llama-3.1-405b", "h200", Placement(8, 8, routed=False), 1_000_000, BOOK).valid
     work = fleet.Workload(1, 10_000_000)
     assert wu.fix(K3, "h200", 10_000_000, BOOK) == fleet.smallest_change(K3, "h200", BOOK, work)
 

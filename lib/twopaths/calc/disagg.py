@@ -26,7 +26,7 @@ from ..specs.serving import Assumptions, weight_scenarios
 from . import fleet
 from .arrays import reals
 from .attention_flops import attention_layers
-from .placement import placements
+from .placement import placements, whole_node_placements
 from .request import request_bytes
 from .rounding import cover
 

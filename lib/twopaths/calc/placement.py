@@ -359,9 +359,10 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
 
 
 def whole_node_placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
-    """The MoE placements of ``placements`` whose EP group is whole nodes: the units the chapters'
-    tables of EP sizes show (part III sizes EP in nodes)."""
-    return tuple(p for p in placements(model, a) if p.routed and p.ep % a.gpus_per_node == 0)
+    """The placements of ``placements`` whose unit is whole nodes, pipeline stages aside: the units
+    the chapters' tables of EP sizes show (part III sizes EP in nodes); a dense model's is its node
+    of one TP8 group."""
+    return tuple(p for p in placements(model, a) if p.pp == 1 and p.ep % a.gpus_per_node == 0)
 
 
 def untried_tp(model: str, a: Assumptions) -> dict[int, str]:

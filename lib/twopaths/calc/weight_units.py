@@ -39,9 +39,10 @@ def check_ep_sizes(ep_sizes) -> list[int]:
 def layouts(model: str, ep_sizes: Iterable[int], a: Assumptions) -> tuple[list[Placement], dict[int, str]]:
     """The layouts to weigh ``model`` in, and each asked EP size left out with the reason. An MoE
     model: for each EP size the planner tries, attention DP and the widest attention TP; a dense
-    model: every dense unit the planner tries (``ep_sizes`` do not apply, none is left out)."""
+    model: every one-stage dense unit the planner tries, a TP group (``ep_sizes`` do not apply, none
+    is left out; pipelined units are for weights no node holds)."""
     if not is_moe(model):
-        return list(placement.placements(model, a)), {}
+        return [p for p in placement.placements(model, a) if p.pp == 1], {}
     tried = placement.placements(model, a)
     slots = routed_experts(model, "public") + a.redundant_experts
     shown, left_out = [], {}
