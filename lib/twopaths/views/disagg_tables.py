@@ -17,7 +17,7 @@ from ..machinery.report import Column, Table, table
 from ..specs.deployment import workload
 from ..specs.serving import weight_scenarios
 from .context_limit import plans_note, sentence
-from .plans import PLAN_COLUMNS, plan_row
+from .plans import PLAN_COLUMNS, plan_row, table_note
 from .scenario import model_name
 
 GB, TB, MB = 1e9, 1e12, 1e6
@@ -75,7 +75,7 @@ def plan_table(results, title: str) -> Table:
     """``plans.plan_table`` with a row saying why for each model that has no plan."""
     return table(title, list(PLAN_COLUMNS), [plan_row(p) if isinstance(p, fleet.Plan)
                                              else _why(p, len(PLAN_COLUMNS)) for p in results],
-                 note=plans_note(results))
+                 note=table_note(results))
 
 
 def format_table(grid: dict, models, title: str) -> Table:

@@ -38,6 +38,9 @@ HEADLINE_GPUS = ("h200", "b300")
 HEADLINE_RHOS = (0.1, 0.25, 0.5, 1.0)       # 1.0: every session resident (the article's Step 4)
 GB = 1e9
 TAG = {K3: "k3", V4: "v4"}
+SPEED_NOTE = (f"A session's speed is one token a step on a full decode GPU, a bound; the duty cycles "
+              f"assume {workload().decode_tokens_per_s:g} tokens/s, which a plan below it cannot meet "
+              "(fleet.plan(..., speed=) gives the cheapest plan that does).")
 
 
 def serving_assumptions(changes: dict | None = None, preset: str = "book") -> Assumptions:
@@ -83,20 +86,27 @@ PLAN_COLUMNS = [Column("model"), Column("GPU"), Column("decode unit"),
                 Column("usable / GPU", "GB", "{:.1f} GB"), Column("spare / GPU", "GB", "{:.2f} GB"),
                 Column("requests / unit", "requests", "{:,}"), Column("units", "units", "{:,}"),
                 Column("decode nodes", "nodes", "{:,}"), Column("prefill nodes (P:D)", "nodes", "{:,}"),
-                Column("prefill nodes (work)", "nodes", "{:,}"), Column("nodes", "nodes", "{:,}")]
+                Column("prefill nodes (work)", "nodes", "{:,}"), Column("nodes", "nodes", "{:,}"),
+                Column("tokens/s a session (bound)", "tokens/s", "{:,.1f}")]
 
 
 def plan_row(p: fleet.Plan) -> list:
     m = p.decode
     return [model_name(p.model), p.gpu.upper(), p.placement.name, m.weights / GB, m.requests,
             m.request_bytes / GB, m.used / GB, m.usable / GB, m.spare / GB, p.requests_per_unit, p.units,
-            p.d_nodes, p.p_nodes, p.prefill.by_work, p.nodes]
+            p.d_nodes, p.p_nodes, p.prefill.by_work, p.nodes, p.session_speed]
 
 
 def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
-    """One row per plan: its layout, one decode GPU's memory and the node counts; a note flags a
-    context past a model's limit (``views.context_limit``)."""
-    return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans], note=context_limit.plans_note(plans))
+    """One row per plan: its layout, one decode GPU's memory, the node counts and the speed a session
+    decodes at on a full decode GPU (a bound); a note flags a context past a model's limit
+    (``views.context_limit``) and says what the speed means."""
+    return table(title, PLAN_COLUMNS, [plan_row(p) for p in plans], note=table_note(plans))
+
+
+def table_note(plans) -> str:
+    """The note under a table of plans: the context flag, if any, and what the speed column means."""
+    return " ".join(n for n in (context_limit.plans_note(plans), SPEED_NOTE) if n)
 
 
 def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
@@ -138,6 +148,7 @@ def glue_plan(name: str, p: fleet.Plan) -> None:
     glue(f"{name}_weights_GB", m.weights / GB, "GB")
     glue(f"{name}_used_GB", m.used / GB, "GB")
     glue(f"{name}_usable_GB", m.usable / GB, "GB")
+    glue(f"{name}_speed", p.session_speed, "tokens/s")
     glue(f"{name}_spare_GB", m.spare / GB, "GB")
     glue(f"{name}_d_nodes", p.d_nodes, "nodes")
     glue(f"{name}_p_nodes", p.p_nodes, "nodes")
