@@ -72,11 +72,11 @@ def noted(t: Table, pairs, lengths: bool = False) -> Table:
     return replace(t, note=" ".join(s for s in (t.note, extra) if s)) if extra else t
 
 
-def banner(models, context: int) -> Markdown:
-    """What a page shows under its assumptions when its ``context`` is past a model's limit; empty
-    otherwise."""
+def banner(models, context: int) -> Markdown | None:
+    """What a page shows under its assumptions when its ``context`` is past a model's limit; None
+    otherwise (so the cell shows nothing, not an empty object's repr)."""
     text = sentence((m, context) for m in models)
-    return Markdown(f"**Context past a model's limit.** {text}" if text else "")
+    return Markdown(f"**Context past a model's limit.** {text}") if text else None
 
 
 def longest(model: str, tokens: int) -> str:

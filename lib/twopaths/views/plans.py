@@ -111,8 +111,10 @@ def table_note(plans) -> str:
 
 def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
     """One row per plan and engine that launches it (``views.launch``): the engine, the nodes of a
-    decode unit and the command of its first node, which the others run with their own rank."""
-    rows = [[model_name(p.model), p.gpu.upper(), p.placement.name, cmd.engine, cmd.decode_nodes_per_unit, cmd.decode]
+    decode unit and the command of its first node, which the others run with their own rank. The
+    command is set as code, so a page keeps its ``--`` and straight quotes and it pastes as it is."""
+    rows = [[model_name(p.model), p.gpu.upper(), p.placement.name, cmd.engine, cmd.decode_nodes_per_unit,
+             f"`{cmd.decode}`"]
             for p in plans for cmd in launch.commands(p).values()]
     return table(title, ["model", "GPU", "decode unit", "engine", Column("nodes a unit", "nodes", "{:,}"),
                          "first decode node's command"], rows)
