@@ -12,6 +12,8 @@ The conventions these rules hold a chapter to:
   in its metadata; figures use ``twopaths.machinery.figures`` (``figures.size(...)``, ``figures.log_axis``)
   and stay within ``figures.MAX_PX`` once executed;
 - a cell that only glues or asserts is tagged ``remove-input``; slider cells ``remove-cell``;
+- the parameters cell and the setup cell (the one calling ``chapter.setup``) are folded with
+  ``hide-input``: a re-run's reader opens them, the page's reader starts at the argument;
 - papermill's injected-parameters cell is tagged ``remove-cell`` by the runner.
 
 The rules read the notebooks' sources (cheap, always) and the executed copies of the book's last run
@@ -201,13 +203,21 @@ def shown_sliders(nb) -> list[str]:
             if re.search(r"\bsliders\.show\(|\bipywidgets\b|\binteract(ive)?\(", source(cell))]
 
 
+def unfolded_setup(nb) -> list[str]:
+    """The parameters and ``chapter.setup`` cells, when their input is on the page unfolded."""
+    return [f"cell {i}: {'parameters' if 'parameters' in tags(cell) else 'setup'}; fold it with hide-input"
+            for i, cell in code_cells(nb)
+            if ("parameters" in tags(cell) or re.search(r"\bsetup\(", source(cell)))
+            and "hide-input" not in tags(cell)]
+
+
 def injected_shown(nb) -> list[str]:
     return [f"cell {i}" for i, cell in enumerate(nb["cells"])
             if "injected-parameters" in tags(cell) and "remove-cell" not in tags(cell)]
 
 
 SOURCE_RULES = (long_lines, long_cells, bare_last_expressions, uncaptioned_figures,
-                shown_bookkeeping, shown_sliders)
+                shown_bookkeeping, shown_sliders, unfolded_setup)
 EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, injected_shown)
 
 
@@ -281,6 +291,10 @@ DEFECTS = [
      ("for k in d:\n    chapter.glue(k, d[k], 'GB')\nplt.show()", CAPTION, [])),
     (shown_sliders, ("sliders.show(plot, gpus=(1, 8))", {}, []),
      ("sliders.show(plot, gpus=(1, 8))", {"tags": ["remove-cell"]}, [])),
+    (unfolded_setup, ("profile = 'default'", {"tags": ["parameters"]}, []),
+     ("profile = 'default'", {"tags": ["parameters", "hide-input"]}, [])),
+    (unfolded_setup, ("s = chapter.setup(profile)", {}, []),
+     ("s = chapter.setup(profile)", {"tags": ["hide-input"]}, [])),
     (injected_shown, ("x = 1", {"tags": ["injected-parameters"]}, []),
      ("x = 1", {"tags": ["injected-parameters", "remove-cell"]}, [])),
 ]
