@@ -59,7 +59,7 @@ def test_unknown_model_or_gpu(raises_param):
 
 
 def test_no_valid_plan_names_the_context_and_a_fix(raises_param):
-    err = raises_param("context", fleet.plan, K3, "h200", BOOK, fleet.workload(context=100_000_000))
+    err = raises_param("context", fleet.plan, K3, "h200", BOOK, fleet.workload(context=500_000_000))
     assert isinstance(err, fleet.NoValidPlan) and "Smallest change" in err.allowed
     raises_param("context", decode.deployment_bound, K3, "h200", 64, 10_000_000)
 

@@ -35,7 +35,7 @@ def test_attention_the_book_does_not_count_is_a_reason(monkeypatch):
 
 
 def test_no_valid_plan_gives_the_fix():
-    work = fleet.workload(10_000, 100_000_000)      # past what DCP8 stripes onto an H200
+    work = fleet.workload(10_000, 500_000_000)      # past what DCP8 x PP8 split onto an H200
     u = disagg.plan_or_reason(K3, "h200", A, work)
     with_fix = None
     try:
@@ -71,11 +71,11 @@ def test_the_sweep_takes_a_corpus_model_and_agrees_with_the_plan():
 
 
 def test_tables_say_why_and_compare_with_the_first_model():
-    long, longest = fleet.workload(context=1_000_000), fleet.workload(context=100_000_000)
+    long, longest = fleet.workload(context=1_000_000), fleet.workload(context=500_000_000)
     results = [disagg.plan_or_reason(K3, "h200", A, w) for w in (long, longest)]
     t = disagg_tables.plan_table(results, "plans")
     assert t.rows[0] == tuple(plans.plan_row(results[0]))
-    assert isinstance(results[1], disagg.Unplanned)       # 100M tokens: past what DCP8 stripes onto a GPU
+    assert isinstance(results[1], disagg.Unplanned)       # 500M tokens: past what DCP8 x PP8 split onto a GPU
     assert t.rows[1][:3] == ("Kimi K3", "H200", results[1].reason) and set(t.rows[1][3:]) == {None}
     grid = disagg.by_format([V4, K3], "h200", A, WORK)
     f = disagg_tables.format_table(grid, [V4, K3], "formats")
@@ -90,6 +90,6 @@ def test_tables_say_why_and_compare_with_the_first_model():
 
 
 def test_by_context_draws_the_sweep_and_stops_where_nothing_is_valid():
-    s = sweep.sweep([K3], ["h200"], A, concurrency=[1_000], context=[500_000, 100_000_000])
+    s = sweep.sweep([K3], ["h200"], A, concurrency=[1_000], context=[500_000, 500_000_000])
     y = sweep.by_context(s, "h200")[K3, 1_000]
     assert y[0] == fleet.plan(K3, "h200", A, fleet.workload(1_000, 500_000)).nodes and np.isnan(y[1])

@@ -105,8 +105,9 @@ def test_no_plan_exceeds_any_gpu(model, gpu, context, concurrency, rho, fmt, kv_
     work = fleet.Workload(concurrency, context, rho)
     try:
         p = fleet.plan(model, gpu, a, work)
-    except fleet.NoValidPlan as e:     # a valid decode unit would be a prefill unit of its own DCP size
-        assert not any(memory(model, gpu, q, context, a).valid for q in placements(model, a)), e
+    except fleet.NoValidPlan as e:     # no decode unit is valid beside a prefill unit of its DCP size
+        assert not any(memory(model, gpu, q, context, a).valid and fleet.prefill_unit(model, gpu, context, a, q.dcp)
+                       for q in placements(model, a)), e
         return
     tp = p.placement.attention_tp
     w = weights.weights_per_gpu(model, p.ep, tp=tp, formats=a.formats())       # recomputed apart
@@ -163,7 +164,7 @@ def test_k3_as_shipped_under_dp_needs_a_change():
 
 def test_a_context_no_gpu_holds_asks_for_more_hbm():
     with pytest.raises(fleet.NoValidPlan) as info:
-        fleet.plan(K3, "h200", BOOK, fleet.workload(context=100_000_000))  # past even DCP8
+        fleet.plan(K3, "h200", BOOK, fleet.workload(context=500_000_000))  # past DCP8 x PP8
     need = float(info.value.fix.split("at least ")[1].split(" GB")[0]) * 1e9
     assert need > H200_DEVICE and "GB of HBM" in info.value.fix
 

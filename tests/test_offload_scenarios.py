@@ -35,7 +35,7 @@ def test_a_dense_model_is_planned_like_any_other():
 
 
 def test_no_valid_plan_names_the_smallest_change():
-    work = fleet.Workload(10_000, 50_000_000, 0.25)     # no GPU holds one such request
+    work = fleet.Workload(10_000, 500_000_000, 0.25)    # no GPU holds one such request, even in 8 stages
     why = fleet.plan_or_reason("kimi-k3", "h200", A, work)
     with pytest.raises(fleet.NoValidPlan) as e:
         fleet.plan("kimi-k3", "h200", A, work)

@@ -73,11 +73,12 @@ def test_json_is_the_library_plan(capsys, model):
     assert b["weight_bytes_per_gpu"] == best.decode.weights
     assert b["requests_per_gpu"] == best.decode.requests
     # Every valid placement, each the library's plan restricted to it, fewest nodes first.
-    valid = [p for p in placements(model, a) if memory(model, "h200", p, 500_000, a).valid]
+    tried = fleet.staged(model, "h200", 500_000, a, placements(model, a))
+    valid = [p for p in tried if memory(model, "h200", p, 500_000, a).valid]
     assert {p["placement"] for p in r["plans"]} == {p.name for p in valid}
     for row in r["plans"]:
         p = fleet.plan(model, "h200", a, work,
-                       placement=fleet.Placement(row["ep"], row["attention_tp"], dcp=row["dcp"]))
+                       placement=fleet.Placement(row["ep"], row["attention_tp"], dcp=row["dcp"], pp=row["pp"]))
         assert row == plan_report.plan_dict(p)
     assert [p["nodes"] for p in r["plans"]] == sorted(p["nodes"] for p in r["plans"])
     assert r["plans"][0]["nodes"] == b["nodes"]
@@ -216,9 +217,10 @@ def test_a_dense_model_gets_its_cache_and_a_plan_of_tp_groups(capsys):
     a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
     r = plan_report.report("qwen-2.5-72b", "h200", a, work)
     assert r["kv_bytes_per_token"] == kv.kv_bytes_per_token("qwen-2.5-72b", "bf16", "bf16") == 80 * 8 * 128 * 2 * 2
-    # units of one TP group (TP 1, 2, 4, 8), and TP8 groups pipelined over 2 to 8 nodes for weights
-    # no node holds (tried, not chosen: Qwen2.5-72B fits a node)
-    assert r["placements_tried"] == 4 + 7 and r["best"]["nodes"] == fleet.plan("qwen-2.5-72b", "h200", a, work).nodes
+    # units of one TP group (TP 1, 2, 4, 8); TP8 groups pipelined over 2 to 8 nodes are tried only
+    # where no unit without stages holds a request (Qwen2.5-72B fits a node), or under a speed target
+    assert r["placements_tried"] == 4 and plan_report.report("qwen-2.5-72b", "h200", a, work, 20.0)[
+        "placements_tried"] == 4 + 7 and r["best"]["nodes"] == fleet.plan("qwen-2.5-72b", "h200", a, work).nodes
     assert r["best"]["placement"].startswith("dense, TP8") and "PP" not in r["best"]["placement"]
     status, out, _ = run(capsys, "qwen-2.5-72b")
     assert status == 0 and "dense, TP" in out
@@ -274,7 +276,7 @@ def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
     assert r["fixed_bytes_per_request"] == 0
     a = assumptions("book")
     shown = {(m["ep"], m["attention_tp"]): m for m in r["placements"]}
-    for p in placements(r["model"], a):
+    for p in fleet.staged(r["model"], "h200", 500_000, a, placements(r["model"], a)):
         m = memory(r["model"], "h200", p, 500_000, a)
         assert (m.valid and shown[p.ep, p.attention_tp] == plan_report.memory_dict(m)) or (
             not m.valid and (p.ep, p.attention_tp) not in shown)

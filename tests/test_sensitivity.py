@@ -33,7 +33,7 @@ def test_a_setting_that_does_not_fit_is_infinite():
 
 def test_the_plan_takes_the_placement_with_fewest_nodes():
     chosen = fleet.plan("kimi-k3", "h200", BOOK, WORK)
-    for p in placements("kimi-k3", BOOK):
+    for p in fleet.staged("kimi-k3", "h200", WORK.context, BOOK, placements("kimi-k3", BOOK)):
         if fleet.fits("kimi-k3", "h200", BOOK, WORK, p):
             assert chosen.d_nodes <= fleet.plan("kimi-k3", "h200", BOOK, WORK, placement=p).d_nodes
 

@@ -42,14 +42,14 @@ def test_prefill_by_work_by_hand():
 
 
 def test_prefill_unit_is_none_where_nothing_fits():
-    assert fleet.prefill_unit(K3, "h200", 10_000_000, BOOK) is None
+    assert fleet.prefill_unit(K3, "h200", 500_000_000, BOOK) is None      # past DCP8 x PP8
     assert fleet.prefill_unit(V4, "h200", 500_000, BOOK).placement == Placement(8)
 
 
 def test_smallest_change_for_a_given_placement_names_another():
     text = fleet.smallest_change(K3, "h200", BOOK, W25, Placement(32))     # EP32 DP holds no request
     assert text.startswith("another placement") and fleet.plan(K3, "h200", BOOK, W25).placement.name in text
-    assert "GB of HBM" in fleet.smallest_change(K3, "h200", BOOK, fleet.workload(context=100_000_000))
+    assert "GB of HBM" in fleet.smallest_change(K3, "h200", BOOK, fleet.workload(context=500_000_000))
 
 
 def test_memory_counts_the_overhead_and_never_goes_negative():

@@ -29,6 +29,13 @@ more than DeepEP's legacy low-latency kernels take (11), so it decodes on DeepEP
 (``views.launch.backend``), for which no latency table is published: the legacy kernels'
 bandwidth at the same EP size stands in.
 
+A unit of one attention group (EP = attention TP, pipeline stages included) dispatches nothing:
+its tokens are on every rank already, each rank runs its experts on them and the outputs are summed
+over NVLink as a tensor-parallel layer's are (vLLM 0.33.0 takes all-to-all kernels only with
+several DP ranks or sequence parallelism, ``fused_moe/config.py``, ``use_all2all_kernels``; the book
+launches such a unit without an all-to-all backend on SGLang too, ``views.launch``). Like every
+tensor-parallel reduction, that sum is left out of the bound (``dispatches``).
+
 ``layer_bytes(model)`` gives (dispatch, combine) bytes a token; ``step_seconds(model, gpu,
 placement, requests, gpus_per_node)`` one GPU's all-to-all time over all MoE layers of a step.
 """
@@ -84,11 +91,17 @@ def moe_layers(model: str) -> int:
     return param_counts(model).component("routed experts").layers
 
 
+def dispatches(placement) -> bool:
+    """Whether ``placement``'s MoE layers move tokens between GPUs through all-to-all kernels: a
+    routed unit of several GPUs and several attention groups."""
+    return placement.routed and placement.ep > 1 and placement.attention_groups > 1
+
+
 def step_seconds(model: str, gpu: GPUSpec | str, placement, requests: int, gpus_per_node: int) -> float:
     """One GPU's all-to-all time in one decode step of ``requests`` requests an attention group
-    (one token each); 0 for a dense unit or one GPU."""
+    (one token each); 0 where it dispatches nothing (``dispatches``)."""
     requests = check_int("requests", requests, minimum=0)
-    if not placement.routed or placement.ep == 1:
+    if not dispatches(placement):
         return 0.0
     g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
     tokens = -(-requests // placement.attention_tp)     # vLLM pads a group's rows to a multiple of TP

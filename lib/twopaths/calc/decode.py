@@ -147,11 +147,12 @@ def gpu_step(model: str, gpu: str, a, context: int, mem, batch: int, bandwidth: 
                if p.routed else 0.0)          # a dense model reads its whole TP share every step
     g = gpu_spec(gpu)
     bandwidth = g.hbm_bandwidth if bandwidth is None else bandwidth
-    read = read_share(model, context, p.attention_tp, a, p.dcp) / p.pp     # a stage reads its layers' share
+    part = mem.layer_share       # a pipeline stage reads, merges and dispatches for its layers only
+    read = read_share(model, context, p.attention_tp, a, p.dcp) * part
     return DecodeBound(batch, mem.other_bytes + mem.expert_bytes * touched, batch * read,
                        check_real("bandwidth", bandwidth, minimum=0, open_min=True), 1.0,
-                       batch * dcp_merge_bytes(model, p.attention_tp, p.dcp), g.nvlink_bandwidth,
-                       all_to_all.step_seconds(model, g, p, batch, a.gpus_per_node), p.pp)
+                       batch * dcp_merge_bytes(model, p.attention_tp, p.dcp) * part, g.nvlink_bandwidth,
+                       all_to_all.step_seconds(model, g, p, batch, a.gpus_per_node) * part, p.pp)
 
 
 def plan_step(plan, batch: int | None = None, bandwidth: float | None = None) -> DecodeBound:

@@ -178,7 +178,9 @@ def prefill_unit(model: str, gpu: str, context: int, a: Assumptions, dcp: int = 
     decode unit's DCP size ``dcp``: the caches a prefill unit hands over keep their layout, and
     vLLM 0.33.0's NIXL transfer of a hybrid MLA + linear-attention model needs one DCP size on both
     sides (specs/engines.yaml, disaggregation)."""
-    valid = [m for m in (memory(model, gpu, p, context, a, "prefill") for p in placements(model, a) if p.dcp == dcp)
+    cands = tuple(p for p in placements(model, a) if p.dcp == dcp)
+    valid = [m for m in (memory(model, gpu, p, context, a, "prefill") for p in staged(model, gpu, context, a, cands,
+                                                                                       role="prefill"))
              if m.valid]
     return min(valid, key=lambda m: (m.placement.gpus, m.placement.attention_tp), default=None)
 
@@ -238,15 +240,21 @@ def _requests(model: str, gpu: str, context: int, a: Assumptions, p: Placement, 
     return m
 
 
-def staged(model: str, gpu: str, context: int, a: Assumptions,
-            cands: tuple[Placement, ...]) -> tuple[Placement, ...]:
-    """The candidates without pipeline stages, or, where none of those holds the weights and a
-    request on every GPU, those of the fewest stages that do: stages add a hop per token and a
-    bubble, so a plan uses no more of them than memory demands."""
+def staged(model: str, gpu: str, context: int, a: Assumptions, cands: tuple[Placement, ...],
+           speed: float | None = None, role: str = "decode") -> tuple[Placement, ...]:
+    """The candidates a plan chooses among. With a speed target, all of them: the target prices what
+    stages cost. Without one, those without pipeline stages, or, where none of those holds the
+    weights and a request on every GPU, those of the fewest stages that do. A stage holds its
+    share of every request's cache, so under a plan that fills every GPU more stages always hold
+    more requests, each decoding slower (a GPU reads its weights once a micro-batch): with no
+    target to stop it, stages would buy nodes with speed without limit. A prefill unit (``role``)
+    takes stages on the same rule, having no speed target."""
+    if speed is not None:
+        return cands
     flat = tuple(p for p in cands if p.pp == 1)
-    if any(memory(model, gpu, p, context, a).valid for p in flat):
+    if any(memory(model, gpu, p, context, a, role).valid for p in flat):
         return flat
-    fits = [p.pp for p in cands if p.pp > 1 and memory(model, gpu, p, context, a).valid]
+    fits = [p.pp for p in cands if p.pp > 1 and memory(model, gpu, p, context, a, role).valid]
     return tuple(p for p in cands if fits and p.pp == min(fits)) or flat
 
 
@@ -254,7 +262,7 @@ def staged(model: str, gpu: str, context: int, a: Assumptions,
 def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Placement | None,
           speed: float | None = None) -> Plan | None:
     best, n = None, a.gpus_per_node
-    for p in staged(model, gpu, work.context, a, _candidates(model, a, placement)):
+    for p in staged(model, gpu, work.context, a, _candidates(model, a, placement), speed):
         m = _requests(model, gpu, work.context, a, p, speed)
         if not m.valid:
             continue

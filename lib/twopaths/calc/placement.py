@@ -29,9 +29,15 @@ A GPU holds ``weights + runtime reserve + overhead + requests x its share of one
 prefills. A placement is *valid* for a context when at least one request fits on every GPU.
 
 A dense model has no experts to spread: its unit (``routed=False``) is one attention group of
-``attention_tp`` GPUs holding every weight split ``attention_tp`` ways (the MLP by columns too);
-where no node holds the weights, ``pp`` pipeline stages of such a group, each stage holding its
-share of the layers and of every request's cache.
+``attention_tp`` GPUs holding every weight split ``attention_tp`` ways (the MLP by columns too).
+
+Pipeline parallelism puts ``pp`` stages of such a unit one after another (``stage_bytes``): a
+stage holds its share of the decoder layers, the embedding or the output head, and its layers'
+share of every request's cache, so a request's cache is split over the stages as DCP splits MLA's.
+A stage is one TP group of a node, and a MoE model's experts are spread over its GPUs (vLLM
+0.33.0: the EP group is DP x TP within a stage, ``distributed/parallel_state.py``). One group a
+stage keeps to the launch vLLM documents across nodes, a stage a node; SGLang 0.5.23 refuses stages
+for DeepSeek V4.1 and states none for K3 (``specs/engines.yaml``).
 
 A unit may be smaller than a node (EP 1, 2, 4; a dense TP group): several then share a node, and a
 fleet counts GPUs, its nodes being the GPUs over ``gpus_per_node`` rounded up (``calc.fleet``).
@@ -73,7 +79,7 @@ class Placement:
     routed: bool = True          # False: a dense model's unit, a node of TP groups (no experts)
     dcp: int = 1                 # decode context parallelism: ranks of an attention group that
                                  # stripe each request's per-token entries (1: none)
-    pp: int = 1                  # pipeline stages of ``ep`` GPUs each (a dense unit only; 1: none)
+    pp: int = 1                  # pipeline stages of ``ep`` GPUs each (1: none)
 
     def __post_init__(self):
         check_int("ep", self.ep, minimum=1)
@@ -84,8 +90,8 @@ class Placement:
         if self.attention_tp % self.dcp:
             raise ParameterError("dcp", self.dcp, f"a divisor of the attention TP size ({self.attention_tp})")
         check_int("pp", self.pp, minimum=1)
-        if self.pp > 1 and (self.routed or self.attention_groups > 1):
-            raise ParameterError("pp", self.pp, "1 except for a dense unit of one TP group per stage")
+        if self.pp > 1 and self.attention_groups > 1:
+            raise ParameterError("pp", self.pp, "1 for a unit of several attention groups (a stage is one TP group)")
 
     @property
     def gpus(self) -> int:
@@ -105,7 +111,7 @@ class Placement:
             tp = f"TP{self.attention_tp}" if self.attention_tp > 1 else "one GPU"
             return f"dense, {tp}{dcp}" + (f" x PP{self.pp}" if self.pp > 1 else "")
         attention = "attention DP" if self.attention_tp == 1 else f"attention TP{self.attention_tp}"
-        return f"EP{self.ep}, {attention}{dcp}"
+        return f"EP{self.ep}, {attention}{dcp}" + (f" x PP{self.pp}" if self.pp > 1 else "")
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,7 @@ class GPUMemory:
     requests: int                # requests whose cache this GPU holds (0: the placement is invalid)
     reserve: Reserve             # activations, CUDA graphs, all-to-all buffers, runtime
     request_cap: int | None = None   # the most an attention group decodes at once (calc.reserve.dispatch_cap)
+    layer_share: float = 1.0     # the share of the decoder layers this GPU's pipeline stage holds
 
     @property
     def weights(self) -> float:
@@ -176,14 +183,30 @@ def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, f
     return per_gpu * article_expert_bytes(model), deployment(model).overhead_bytes
 
 
-def _stage_bytes(model: str, tp: int, pp: int, a: Assumptions) -> float:
-    """A dense model's weights on one GPU of the heaviest of ``pp`` pipeline stages of ``tp`` GPUs:
-    its share of the decoder layers, split evenly over the stages, plus the embedding (first stage)
-    or the output head (last), whichever is larger; ``pp = 1`` holds them all."""
-    w = weights_per_gpu(model, 1, tp=tp, formats=a.formats()).by_group
-    ends = [w.get("embedding", 0.0), w.get("head", 0.0)]
-    layers = sum(w.values()) - sum(ends)
-    return layers / pp + (max(ends) if pp > 1 else sum(ends))
+def stage_layers(layers: int, pp: int) -> tuple[int, ...]:
+    """Decoder layers per pipeline stage, as vLLM 0.33.0 splits them by default
+    (``distributed/utils.py``, ``get_pp_indices``): ``layers // pp`` each, the remainder one a stage
+    over the middle stages where it fits there (they hold neither embedding nor head), else over
+    every stage but the last."""
+    base, extra = divmod(check_int("layers", layers, minimum=1), check_int("pp", pp, minimum=1))
+    if extra and extra <= pp - 2:
+        return tuple(base + (1 <= s <= extra) for s in range(pp))
+    return tuple(base + (s < extra) for s in range(pp))
+
+
+def stage_bytes(model: str, placement: Placement, a: Assumptions) -> tuple[tuple[float, float, float], ...]:
+    """Per pipeline stage of ``placement``, (routed-expert bytes, other bytes, share of the decoder
+    layers) on one of its GPUs: its layers at the average layer's weight (experts included), plus
+    the embedding on the first stage and the output head on the last; one stage holds everything."""
+    w = weights_per_gpu(model, placement.ep if placement.routed else 1, tp=placement.attention_tp,
+                        redundant_experts=a.redundant_experts if placement.routed else 0,
+                        formats=a.formats()).by_group
+    embedding, head, expert = w.get("embedding", 0.0), w.get("head", 0.0), w.get("routed_experts", 0.0)
+    other = sum(w.values()) - embedding - head - expert
+    total = int(model_spec(model).config["num_hidden_layers"])
+    counts = stage_layers(total, placement.pp)
+    return tuple((expert * n / total, other * n / total + embedding * (s == 0) + head * (s == len(counts) - 1),
+                  n / total) for s, n in enumerate(counts))
 
 
 def _head_share(kv_heads: int, attention_tp: int) -> float:
@@ -257,16 +280,19 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     _check_tp(model, placement.attention_tp, a)
     context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
     capacity = a.capacity_bytes(g)
-    expert, other = _weights(model, placement, a)
-    if placement.pp > 1:      # each stage holds its layers' weights and their share of every cache
-        other = _stage_bytes(model, placement.attention_tp, placement.pp, a)
-    share = request_share(model, context, placement.attention_tp, a, placement.dcp) / placement.pp
+    whole = request_share(model, context, placement.attention_tp, a, placement.dcp)
     held = reserve(model, g, placement, role, a)
-    room = a.usable_fraction * capacity - expert - other - held.total - a.overhead_bytes
-    requests = max(int(room // share), 0)       # share > 0: a request of one token holds bytes
+    # each stage holds its layers' weights and their share of every cache; the stage that holds the
+    # fewest requests bounds the unit (share > 0: a request of one token holds bytes)
+    stages = ((*_weights(model, placement, a), 1.0),) if placement.pp == 1 else stage_bytes(model, placement, a)
+    room = lambda e, o: a.usable_fraction * capacity - e - o - held.total - a.overhead_bytes  # noqa: E731
+    expert, other, part = min(stages, key=lambda st: (max(int(room(st[0], st[1]) // (whole * st[2])), 0),
+                                                      -(st[0] + st[1])))
+    share = whole * part
+    requests = max(int(room(expert, other) // share), 0)
     cap = dispatch_cap(placement, role, a)
     return GPUMemory(placement, capacity, a.usable_fraction * capacity, expert, other, a.overhead_bytes,
-                     share, requests if cap is None else min(requests, cap), held, cap)
+                     share, requests if cap is None else min(requests, cap), held, cap, part)
 
 
 def cache_capacity(gpu: GPUSpec | str, a: Assumptions) -> float:
@@ -292,6 +318,8 @@ def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:
         return False
     needs = ["tensor_parallel"] if p.attention_tp > 1 else []
     needs += ["pipeline_parallel"] if p.pp > 1 else []
+    if p.pp > 1 and p.routed and not getattr(e.feature("pipeline_parallel"), "with_expert_parallel", False):
+        return False
     if p.routed and p.ep == 1:      # one GPU holds every expert: no expert parallelism to launch
         needs += ["redundant_experts"] if a.redundant_experts else []
     elif p.routed:
@@ -314,7 +342,7 @@ def engine_for(model: str, placement: Placement, a: Assumptions) -> Engine | Non
     return next((e for e in engines() if can_launch(e, model, placement, a)), None)
 
 
-PP_STAGES = range(2, 9)      # pipeline stages tried for a dense model, up to 8 nodes
+PP_STAGES = range(2, 9)      # pipeline stages tried, up to 8 a unit
 
 
 @cache
@@ -325,13 +353,14 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     - a MoE model: EP sizes up to ``a.max_ep`` GPUs that spread the expert slots evenly, either
       dividing a node (1, 2, 4 GPUs, so a model that fits one GPU is not spread over a node; several
       such units share a node) or whole nodes;
+      with the public configs, also ``PP_STAGES`` pipeline stages of one node-wide TP group each;
     - a dense model: one TP group (TP 1, 2, 4 ... up to a node), each unit holding its share of
       every weight (``weights_per_gpu``) and serving requests of its own; several share a node. For
       weights no node holds, ``PP_STAGES`` pipeline stages of a node-wide TP group each;
 
     times attention TP sizes up to ``a.max_attention_tp`` that divide the attention heads, the node
     and the EP size, times DCP sizes that divide the attention TP, up to ``a.max_dcp``. Which PP
-    size a plan may use is the planner's choice (``calc.fleet``: the fewest stages that fit)."""
+    size a plan may use is the planner's choice (``calc.fleet.staged``)."""
     n = a.gpus_per_node
     dense = not is_moe(model)
     tps = [t for t in range(1, a.max_attention_tp + 1)
@@ -341,11 +370,13 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     else:
         slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
         sizes = [e for e in range(1, n) if n % e == 0] + list(range(n, min(slots, a.max_ep) + 1, n))
-        units = [(e, 1) for e in sizes if e <= a.max_ep and slots % e == 0]
+        even = [e for e in sizes if e <= a.max_ep and slots % e == 0]
+        staged = PP_STAGES if a.inputs == "public" else ()     # the article's allowance has no layers
+        units = [(e, 1) for e in even] + [(n, pp) for pp in staged if n in even]
     out = []
     for e, pp in units:
         for t in tps:
-            if e % t or dense and t != e:
+            if e % t or (dense or pp > 1) and t != e:       # a stage is one TP group
                 continue
             try:
                 _check_tp(model, t, a)

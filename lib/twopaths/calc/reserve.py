@@ -112,9 +112,10 @@ def deepep_buffer_bytes(experts: int, tokens_per_rank: int, hidden: int) -> int:
 def dispatch_cap(placement, role: str, a: Assumptions) -> int | None:
     """The most requests one attention group of a decode unit can decode in a step: the tokens a
     rank may dispatch through DeepEP's low-latency kernels (one a request); None where there is no
-    such bound (prefill, a dense unit, no reserve model)."""
+    such bound (prefill, a unit that dispatches nothing, ``calc.all_to_all.dispatches``, no reserve
+    model)."""
     r = reserve_models()[a.reserve]
-    if role == "prefill" or not placement.routed or placement.ep == 1 or "deepep_tokens_per_rank" not in r:
+    if role == "prefill" or not all_to_all.dispatches(placement) or "deepep_tokens_per_rank" not in r:
         return None
     return int(r["deepep_tokens_per_rank"])
 

@@ -18,6 +18,7 @@ import math
 import shlex
 from dataclasses import asdict, dataclass
 
+from ..calc.all_to_all import dispatches
 from ..calc.moe import top_k
 from ..calc.placement import GPUMemory, Placement, can_launch, memory
 from ..specs import model as model_spec
@@ -64,7 +65,8 @@ def _sglang(e: Engine, model: str, p: Placement, a: Assumptions, role: str, node
     if p.routed and p.ep == 1:      # one GPU holds every expert: nothing to parallelize
         args = []
     elif p.routed:
-        args += _flag(e, "expert_parallel", p.ep) + _flag(e, "all_to_all", backend(e, model, role))
+        args += _flag(e, "expert_parallel", p.ep)
+        args += _flag(e, "all_to_all", backend(e, model, role)) if dispatches(p) else []
         args += _flag(e, "data_parallel", p.attention_groups) if p.attention_groups > 1 else []
         args += _flag(e, "redundant_experts", a.redundant_experts) if a.redundant_experts else []
     else:
@@ -84,7 +86,8 @@ def _vllm(e: Engine, model: str, p: Placement, a: Assumptions, role: str, nodes:
     if p.routed and p.ep > 1:
         args += _flag(e, "expert_parallel")
         # an aggregated unit sits in one node: the default all-to-all (over NVLink) takes its chunks
-        args += _flag(e, "all_to_all", backend(e, model, role)) if role != "aggregated" else []
+        # one attention group takes no all-to-all kernels (calc.all_to_all.dispatches)
+        args += _flag(e, "all_to_all", backend(e, model, role)) if role != "aggregated" and dispatches(p) else []
         if a.redundant_experts:
             args += ["--enable-eplb", "--eplb-config", json.dumps({"num_redundant_experts": a.redundant_experts})]
     args += _flag(e, "decode_context_parallel", p.dcp) if p.dcp > 1 else []

@@ -47,7 +47,7 @@ def state_note(r: dict) -> str:
 def memory_dict(m: GPUMemory) -> dict:
     """One decode GPU of a placement: what it holds and how many requests fit beside it."""
     return {"placement": m.placement.name, "ep": m.placement.ep, "attention_tp": m.placement.attention_tp,
-            "dcp": m.placement.dcp,
+            "dcp": m.placement.dcp, "pp": m.placement.pp,
             "capacity_bytes": m.capacity, "usable_bytes": m.usable, "expert_bytes_per_gpu": m.expert_bytes,
             "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
             "reserve_bytes_per_gpu": m.reserve.total, "reserve": asdict(m.reserve),
@@ -93,7 +93,9 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
     """Every figure the command prints, from the calculators."""
     spec, g = specs.model(model), specs.gpu(gpu)
     shipped = shipped_state_dtype(spec)
-    tried = placements(model, a)
+    # the placements the planner chooses among: pipeline stages only where memory demands them,
+    # or under a speed target (calc.fleet.staged)
+    tried = fleet.staged(model, g.id, work.context, a, placements(model, a), speed)
     valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
     return {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
