@@ -7,7 +7,7 @@ import pytest
 
 from twopaths.views import plans
 from twopaths import specs
-from twopaths.calc import ep, placement
+from twopaths.calc import ep, placement, weights
 from twopaths.calc.placement import Placement
 from twopaths.errors import ParameterError
 from twopaths.specs.lookup import corpus_path
@@ -38,9 +38,20 @@ def test_a_dense_model_says_so():
 
 
 def test_experts_that_split_over_no_whole_node_ep_say_so(sixty):
-    why = placement.no_unit_reason(sixty, A)
-    assert "60 expert slots" in why and "8-GPU nodes" in why
-    assert placement.unit_rows(sixty, "h200", 500_000, A) == ()
+    # vLLM splits 60 experts over a node unevenly (8 on the first four GPUs, 7 on the rest) where
+    # nothing is dispatched: one TP8 group, the node's only whole-node unit
+    rows = placement.unit_rows(sixty, "h200", 500_000, A)
+    assert placement.no_unit_reason(sixty, A) is None
+    assert [r.memory.placement for r in rows] == [Placement(8, 8)] and rows[0].experts_per_gpu == 8
+    every = weights.weights_per_gpu(sixty, 1, tp=8, formats=A.formats()).expert_bytes    # all 60 experts
+    assert rows[0].memory.expert_bytes == pytest.approx(every * 8 / 60)                 # the busiest GPU's
+    assert placement.engine_for(sixty, Placement(8, 8), A).id == "vllm"
+    assert not placement.can_launch(specs.engines.engine("sglang"), sixty, Placement(8, 8), A)
+    assert Placement(8, 4) not in placement.placements(sixty, A)     # two groups would dispatch
+    # with EPLB's redundant experts nothing splits unevenly: only the even sizes are left
+    why = placement.no_unit_reason(sixty, A.but(redundant_experts=2))
+    assert "62 expert slots" in why and "8-GPU nodes" in why
+    assert placement.unit_rows(sixty, "h200", 500_000, A.but(redundant_experts=2)) == ()
     # four replicas make 64 slots, which split over one node
     assert placement.no_unit_reason(sixty, A.but(redundant_experts=4)) is None
     # nodes of 6 GPUs: 896 = 2^7 x 7 has no multiple of 6 among its divisors
@@ -87,3 +98,10 @@ def test_fanout_counts_gpus_and_whole_nodes():
     assert ep.fanout(V4, 8, gpus_per_node=4).nodes == ep.dispatch_fanout(384, 6, 192)
     with pytest.raises(ParameterError, match="ep"):
         ep.fanout(K3, 1000)
+
+
+def test_an_uneven_split_counts_the_busiest_gpu():
+    assert weights.experts_per_gpu(60, 8, uneven=True) == 8 and weights.experts_per_gpu(64, 8, uneven=True) == 8
+    assert weights.experts_per_gpu(61, 4, 3, uneven=True) == 16        # 64 slots: even after all
+    with pytest.raises(ParameterError, match="divisor"):
+        weights.experts_per_gpu(60, 8)

@@ -170,12 +170,21 @@ def _check_tp(model: str, tp: int, a: Assumptions) -> None:
             raise ParameterError("attention_tp", tp, f"a divisor or multiple of {model}'s {heads} K/V heads")
 
 
+def uneven(model: str, placement: Placement, a: Assumptions) -> bool:
+    """Whether ``placement`` spreads ``model``'s expert slots unevenly (vLLM's expert map then
+    gives some GPUs one more; ``placements`` offers it only in units of one attention group)."""
+    if not placement.routed:
+        return False
+    slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+    return slots % placement.ep != 0
+
+
 @cache
 def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, float]:
     """(routed-expert bytes, other bytes) on one GPU."""
     if a.inputs == "public":
-        w = weights_per_gpu(model, placement.ep, tp=placement.attention_tp,
-                            redundant_experts=a.redundant_experts, formats=a.formats())
+        w = weights_per_gpu(model, placement.ep, tp=placement.attention_tp, redundant_experts=a.redundant_experts,
+                            formats=a.formats(), uneven=uneven(model, placement, a))
         return w.expert_bytes, w.other_bytes
     # The article's method: equal experts at one byte a parameter, and its per-GPU allowance for
     # attention and embedding (5 GB for K3, 3 GB for V4-Pro) as the non-expert weights.
@@ -200,7 +209,7 @@ def stage_bytes(model: str, placement: Placement, a: Assumptions) -> tuple[tuple
     the embedding on the first stage and the output head on the last; one stage holds everything."""
     w = weights_per_gpu(model, placement.ep if placement.routed else 1, tp=placement.attention_tp,
                         redundant_experts=a.redundant_experts if placement.routed else 0,
-                        formats=a.formats()).by_group
+                        formats=a.formats(), uneven=uneven(model, placement, a)).by_group
     embedding, head, expert = w.get("embedding", 0.0), w.get("head", 0.0), w.get("routed_experts", 0.0)
     other = sum(w.values()) - embedding - head - expert
     total = int(model_spec(model).config["num_hidden_layers"])
@@ -329,6 +338,10 @@ def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:
         needs.append("replicas")
     if not all(e.supports(n) for n in needs):
         return False
+    if uneven(model, p, a):      # no all-to-all kernel takes an uneven split (specs/engines.yaml)
+        ep = e.feature("expert_parallel")
+        if not (ep and ep.uneven and p.attention_groups == 1 and not a.redundant_experts):
+            return False
     if p.dcp > 1:
         dcp = e.feature("decode_context_parallel")
         return (e.supports("decode_context_parallel", family)
@@ -352,7 +365,9 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
 
     - a MoE model: EP sizes up to ``a.max_ep`` GPUs that spread the expert slots evenly, either
       dividing a node (1, 2, 4 GPUs, so a model that fits one GPU is not spread over a node; several
-      such units share a node) or whole nodes;
+      such units share a node) or whole nodes; and, where an engine allows it (vLLM without EPLB),
+      sizes within a node that do not spread them evenly, in units of one attention group, which
+      dispatch nothing (``calc.all_to_all.dispatches``), the busiest GPU holding one expert more;
       with the public configs, also ``PP_STAGES`` pipeline stages of one node-wide TP group each;
     - a dense model: one TP group (TP 1, 2, 4 ... up to a node), each unit holding its share of
       every weight (``weights_per_gpu``) and serving requests of its own; several share a node. For
@@ -365,18 +380,22 @@ def placements(model: str, a: Assumptions) -> tuple[Placement, ...]:
     dense = not is_moe(model)
     tps = [t for t in range(1, a.max_attention_tp + 1)
            if n % t == 0 and all(h % t == 0 for h in _heads(model))]
+    odd: list[int] = []
     if dense:
         units = [(t, 1) for t in tps] + [(n, pp) for pp in PP_STAGES if n in tps]
     else:
         slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
         sizes = [e for e in range(1, n) if n % e == 0] + list(range(n, min(slots, a.max_ep) + 1, n))
         even = [e for e in sizes if e <= a.max_ep and slots % e == 0]
+        # uneven splits only where nothing is dispatched: one attention group, within a node
+        odd = [e for e in sizes if e <= min(n, a.max_ep) and slots % e] \
+            if a.inputs == "public" and not a.redundant_experts else []
         staged = PP_STAGES if a.inputs == "public" else ()     # the article's allowance has no layers
-        units = [(e, 1) for e in even] + [(n, pp) for pp in staged if n in even]
+        units = sorted((e, 1) for e in even + odd) + [(n, pp) for pp in staged if n in even + odd]
     out = []
     for e, pp in units:
         for t in tps:
-            if e % t or (dense or pp > 1) and t != e:       # a stage is one TP group
+            if e % t or (dense or pp > 1 or e in odd) and t != e:       # one TP group
                 continue
             try:
                 _check_tp(model, t, a)
@@ -449,7 +468,8 @@ def unit_rows(model: str, gpu: GPUSpec | str, context: int, a: Assumptions,
     cands = [p for p in whole_node_placements(model, a) if p.ep <= maximum]
     widest = max((p.attention_tp for p in cands), default=1)
     slots = routed_experts(model, "public" if a.inputs == "public" else "article")
-    return tuple(UnitRow(memory(model, gpu, p, context, a), experts_per_gpu(slots, p.ep, a.redundant_experts),
+    return tuple(UnitRow(memory(model, gpu, p, context, a),
+                         experts_per_gpu(slots, p.ep, a.redundant_experts, uneven=uneven(model, p, a)),
                          a.gpus_per_node)
                  for p in cands if p.attention_tp in (1, widest))
 

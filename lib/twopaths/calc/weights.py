@@ -83,11 +83,15 @@ def _check_tp(spec: ModelSpec, tp: int) -> int:
     return tp
 
 
-def experts_per_gpu(experts: int, ep: int, redundant_experts: int = 0) -> int:
-    """Expert slots per GPU in each MoE layer; the slots must spread evenly."""
+def experts_per_gpu(experts: int, ep: int, redundant_experts: int = 0, *, uneven: bool = False) -> int:
+    """Expert slots per GPU in each MoE layer; the slots must spread evenly, or, ``uneven``, the
+    most one GPU holds when they do not (vLLM's expert map gives the first ``slots % ep`` ranks
+    one more, ``fused_moe/expert_map_manager.py``)."""
     redundant_experts = check_int("redundant_experts", redundant_experts, minimum=0)
     slots = experts + redundant_experts
     ep = check_int("ep", ep, minimum=1, maximum=slots)
+    if uneven:
+        return -(-slots // ep)
     if slots % ep:
         raise ParameterError("ep", ep, f"a divisor of the {slots} expert slots per layer "
                              f"({experts} experts + {redundant_experts} redundant)")
@@ -107,9 +111,10 @@ class GPUWeights:
 
 
 def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_experts: int = 0,
-                    formats: dict | None = None) -> GPUWeights:
-    """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1). A
-    dense model has no experts to spread: each GPU holds its ``tp`` share of every weight."""
+                    formats: dict | None = None, uneven: bool = False) -> GPUWeights:
+    """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1), the
+    one holding most experts where they do not spread evenly (``uneven``). A dense model has no
+    experts to spread: each GPU holds its ``tp`` share of every weight."""
     spec = model(spec) if isinstance(spec, str) else spec
     tp = _check_tp(spec, tp)
     ep = check_int("ep", ep, minimum=1)
@@ -117,7 +122,7 @@ def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_ex
     experts = per_gpu = 0
     if "routed_experts" in total:
         experts = moe_shape(param_counts(spec), spec)[0]
-        per_gpu = experts_per_gpu(experts, ep, redundant_experts)
+        per_gpu = experts_per_gpu(experts, ep, redundant_experts, uneven=uneven)
     fmts = _formats(spec, formats)
     whole = {g: fmts[g].bytes(n) for g, n in tp_replicated(spec).items()} if tp > 1 else {}
     by_group = {g: (b * per_gpu / experts if g == "routed_experts" else whole.get(g, 0) + (b - whole.get(g, 0)) / tp)

@@ -35,6 +35,7 @@ class Feature:
     extra: tuple[str, ...] = ()                # flags that go with this one
     with_attention_dp: bool = True             # whether it combines with attention DP
     with_expert_parallel: bool = False         # pipeline stages: whether a stage may be an EP group
+    uneven: bool = False                       # expert parallelism: whether experts may split unevenly
     family_values: dict = field(default_factory=dict)   # a family's allowed subset of ``values``
 
 
@@ -64,7 +65,7 @@ def _feature(d: dict) -> Feature:
                    families=tuple(d["families"]) if "families" in d else None,
                    stripes=tuple(d.get("stripes", ())), values=dict(d.get("values", {})),
                    extra=tuple(d.get("extra", ())), with_attention_dp=d.get("with_attention_dp", True),
-                   with_expert_parallel=d.get("with_expert_parallel", False),
+                   with_expert_parallel=d.get("with_expert_parallel", False), uneven=d.get("uneven", False),
                    family_values={k: tuple(v) for k, v in d.get("family_values", {}).items()})
 
 
