@@ -319,6 +319,13 @@ def plan_if_valid(model: str, gpu: str, a: Assumptions, work: Workload, placemen
     return _plan(model, gpu_spec(gpu).id, a, work, placement, speed)
 
 
+def fewest_with_stages(model: str, gpu: str, a: Assumptions, work: Workload) -> Plan | None:
+    """The plan with the fewest nodes among placements with pipeline stages, every GPU filled:
+    what ``staged`` keeps out when no speed target stands; None where none is valid."""
+    found = (plan_if_valid(model, gpu, a, work, p) for p in placements(model, a) if p.pp > 1)
+    return min((q for q in found if q), key=lambda q: (q.nodes, q.placement.gpus), default=None)
+
+
 def max_speed(model: str, gpu: str, a: Assumptions, work: Workload) -> float:
     """The fastest one request decodes alone on a GPU of any valid placement, tokens/s."""
     mems = [m for m in (memory(model, gpu, p, work.context, a) for p in placements(model, a)) if m.valid]
