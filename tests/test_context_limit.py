@@ -76,7 +76,7 @@ def test_the_chapter_tables_name_each_flagged_model_once():
     assert "its max_position_embeddings: 163,840" in note
     assert context_limit.plans_note([k3]) == ""
     assert disagg_tables.prefill_table([k3, v32], "t").note == note
-    assert disagg_tables.plan_table([k3], "t").note == plans.SPEED_NOTE     # only what speed means
+    assert disagg_tables.plan_table([k3], "t").note == plans.PLAN_NOTE     # only what speed means
     several = context_limit.sentence([(V32, 500_000), (K3, 2_000_000)])
     assert several.startswith("Past the context its config declares: DeepSeek-V3.2 at 500,000 tokens")
     assert "none is a context its model was built for" in several
@@ -100,7 +100,7 @@ def test_a_table_of_longest_contexts_names_each_cap_once():
     assert "DeepSeek-V3.2's max_position_embeddings caps it at 163,840 (1 of these)" in note
     assert note.count("Kimi K3") == 1 and context_limit.lengths_sentence([(K3, 900_000)]) == ""
     t = plans.plan_table([], "t")
-    assert context_limit.noted(t, pairs, lengths=True).note == plans.SPEED_NOTE + " " + note
+    assert context_limit.noted(t, pairs, lengths=True).note == plans.PLAN_NOTE + " " + note
     assert context_limit.noted(t, [(K3, 900_000)]) is t
 
 

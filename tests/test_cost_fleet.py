@@ -62,13 +62,13 @@ def test_plan_ttft_uses_the_plans_own_prefill_unit():
         for g in ("h200", "b300"):
             p = fleet.plan(m, g, A, W)
             t = prefill.plan_ttft(p, 500_000)
-            assert t == prefill.ttft_bound(m, g, 500_000, p.prefill.unit.ep, basis="public")
+            assert t == prefill.ttft_bound(m, g, 500_000, p.prefill.unit.gpus, basis="public")
             # the public config's activated parameters are the article's: the same bound
-            assert t == prefill.ttft_bound(m, g, 500_000, p.prefill.unit.ep)
+            assert t == prefill.ttft_bound(m, g, 500_000, p.prefill.unit.gpus)
     # units differ: K3's on a B300 is smaller than on an H200, so its bound is longer there
     h, b = (fleet.plan(K3, g, A, W) for g in ("h200", "b300"))
-    assert b.prefill.unit.ep < h.prefill.unit.ep
-    assert prefill.plan_ttft(b, 500_000) * b.prefill.unit.ep < prefill.plan_ttft(h, 500_000) * h.prefill.unit.ep
+    assert b.prefill.unit.gpus < h.prefill.unit.gpus
+    assert prefill.plan_ttft(b, 500_000) * b.prefill.unit.gpus < prefill.plan_ttft(h, 500_000) * h.prefill.unit.gpus
 
 
 def test_batch_grid_keeps_every_small_batch_and_thins_large_ones():

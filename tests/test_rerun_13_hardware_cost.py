@@ -46,7 +46,7 @@ def test_the_tables_name_the_corpus_model_and_the_gpu_and_show_its_numbers(rerun
     assert rerun["hw_cost[0].decode unit"] == p.placement.name
     assert rerun["hw_cost[0].GPUs"] == p.gpus
     assert rerun["hw_ttft[0].TTFT bound"] == pytest.approx(1e3 * prefill.plan_ttft(p, 500_000), rel=1e-12)
-    assert rerun["hw_ttft[0].GPUs in the unit"] == p.prefill.unit.ep
+    assert rerun["hw_ttft[0].GPUs in the unit"] == p.prefill.unit.gpus
     assert rerun["hw_plans[0].nodes"] == p.nodes
     assert scenario.model_name(model) in rerun["fig_hw_step.title"]
     assert rerun["fig_hw_step.x"][-1] == p.decode.requests

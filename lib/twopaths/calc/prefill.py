@@ -9,7 +9,7 @@ prefill from below; attention over a long context only adds.
 - ``ttft_bound(model, gpu, tokens, gpus, basis, dtype)``: the time to first token of one prompt of
   ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
 - ``plan_ttft(plan, tokens)``: the same on a ``calc.fleet`` plan's own prefill unit (its smallest
-  valid placement, ``plan.prefill.unit.ep`` GPUs, which differs between models and GPUs).
+  valid placement, ``plan.prefill.unit.gpus`` GPUs, which differs between models and GPUs).
 - ``prompt_flops_per_token(model, context, new_tokens=)`` and
   ``tokens_per_s_per_gpu(model, gpu, context, mfu=, new_tokens=)``: what one prompt token costs,
   weights and attention in prefill form, and the prompt tokens a second one GPU sustains
@@ -65,7 +65,7 @@ def plan_ttft(plan, tokens: int, *, dtype: str = "fp8", efficiency: float = 1.0)
     parameters of the plan's inputs (the public config's, or the article's stated figure), as
     ``calc.fleet`` sizes prefill."""
     basis = "public" if plan.assumptions.inputs == "public" else "stated"
-    return ttft_bound(plan.model, plan.gpu, tokens, plan.prefill.unit.ep, basis=basis, dtype=dtype,
+    return ttft_bound(plan.model, plan.gpu, tokens, plan.prefill.unit.gpus, basis=basis, dtype=dtype,
                       efficiency=efficiency)
 
 

@@ -3,12 +3,16 @@ and the K3 / V4-Pro comparison at a glance, from the calculators the chapters us
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 from IPython.display import Markdown
 
 from ..claims.audit import Row, by_id
 from ..machinery.report import markdown_table
+from ..specs.lookup import shipped_kv_dtype
+from ..specs.serving import Assumptions
+from . import plans
 from .audit_report import fmt, printed
 
 # The claims the article's conclusions rest on, in the article's order, and the page that shows each.
@@ -53,6 +57,48 @@ def headline_table(rows: list[Row]) -> Markdown:
         ["claim", "article", "its own inputs", "released configs", "verdict", "shown in"],
         [[r.claim, printed(r), fmt(r.recomputed, r.unit), released(r), r.overall,
           f"{{doc}}`{HEADLINE[r.id]}`"] for r in rows])
+
+
+# The settings the page's range of K3 : V4-Pro spans, on each headline GPU: weight formats, cache
+# formats (chosen, or each model's as shipped: specs.lookup.shipped_kv_dtype) and DCP or none.
+RANGE = {"the weight format": ("shipped", "fp8-non-expert"), "the cache format": ("bf16", "fp8", "shipped"),
+         "DCP": (True, False)}
+
+
+def ratio_grid(a: Assumptions, rho: float) -> dict[tuple, float]:
+    """K3 : V4-Pro nodes on the book's headline plans at duty cycle ``rho``, for each ``(weights,
+    cache, dcp, gpu)`` of ``RANGE`` and ``plans.HEADLINE_GPUS``, everything else as ``a``."""
+    out = {}
+    for w, kv, dcp in itertools.product(*RANGE.values()):
+        b = a.but(weights=w, **({} if dcp else {"max_dcp": 1}))
+        h = {m: plans.headline(b.but(kv_dtype=shipped_kv_dtype(m) if kv == "shipped" else kv))
+             for m in (plans.K3, plans.V4)}
+        for g in plans.HEADLINE_GPUS:
+            out[w, kv, dcp, g] = h[plans.K3][plans.K3, g, rho].nodes / h[plans.V4][plans.V4, g, rho].nodes
+    return out
+
+
+def _cache(kv: str) -> str:
+    """``BF16``, or ``as shipped (K3 BF16, V4-Pro FP8)``."""
+    if kv != "shipped":
+        return kv.upper()
+    return f"as shipped (K3 {shipped_kv_dtype(plans.K3).upper()}, V4-Pro {shipped_kv_dtype(plans.V4).upper()})"
+
+
+def setting(w: str, kv: str, dcp: bool, gpu: str) -> str:
+    """One setting of ``ratio_grid`` in words."""
+    weights = {"shipped": "weights as shipped", "fp8-non-expert": "FP8 non-expert weights"}[w]
+    caches = f"caches {_cache(kv)}" if kv == "shipped" else f"{_cache(kv)} caches"
+    return f"{weights}, {caches}, {'with' if dcp else 'without'} DCP, on {gpu.upper()}s"
+
+
+def range_table(grid: dict[tuple, float]) -> Markdown:
+    """``ratio_grid`` as one line a setting of weights, caches and DCP, a column a GPU."""
+    gpus = list(dict.fromkeys(k[3] for k in grid))
+    rows = [[{"shipped": "as shipped", "fp8-non-expert": "FP8 non-expert"}[w], _cache(kv),
+             "yes" if dcp else "no", *(f"{grid[w, kv, dcp, g]:.2f}" for g in gpus)]
+            for w, kv, dcp in dict.fromkeys(k[:3] for k in grid)]
+    return markdown_table(["weights", "caches", "DCP", *(f"K3 : V4-Pro on {g.upper()}" for g in gpus)], rows)
 
 
 @dataclass(frozen=True)

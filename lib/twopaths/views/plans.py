@@ -38,9 +38,10 @@ HEADLINE_GPUS = ("h200", "b300")
 HEADLINE_RHOS = (0.1, 0.25, 0.5, 1.0)       # 1.0: every session resident (the article's Step 4)
 GB = 1e9
 TAG = {K3: "k3", V4: "v4"}
-SPEED_NOTE = (f"A session's speed is one token a step on a full decode GPU, a bound; the duty cycles "
+PLAN_NOTE = (f"A session's speed is one token a step on a full decode GPU, a bound; the duty cycles "
               f"assume {workload().decode_tokens_per_s:g} tokens/s, which a plan below it cannot meet "
-              "(fleet.plan(..., speed=) gives the cheapest plan that does).")
+              "(fleet.plan(..., speed=) gives the cheapest plan that does). Used / GPU counts the runtime "
+              "reserve (activations, CUDA graphs, DeepEP's buffer: calc.reserve) beside weights and caches.")
 
 
 def serving_assumptions(changes: dict | None = None, preset: str = "book") -> Assumptions:
@@ -106,7 +107,7 @@ def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
 
 def table_note(plans) -> str:
     """The note under a table of plans: the context flag, if any, and what the speed column means."""
-    return " ".join(n for n in (context_limit.plans_note(plans), SPEED_NOTE) if n)
+    return " ".join(n for n in (context_limit.plans_note(plans), PLAN_NOTE) if n)
 
 
 def launch_table(plans: list[fleet.Plan], title: str = "") -> Table:
