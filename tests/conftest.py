@@ -3,6 +3,8 @@ import os
 import pytest
 from hypothesis import settings
 
+import need
+
 # The same examples on every run: CI on a shared machine must not meet a new one by chance.
 settings.register_profile("twopaths", derandomize=True, deadline=None)
 settings.load_profile("twopaths")
@@ -37,14 +39,15 @@ def raises_param():
 
 
 # In CI a missing oracle must fail, never skip: a module-level importorskip would otherwise turn a
-# broken install green. Locally it still skips, with its reason in the summary.
-if os.environ.get("CI") == "true":
+# broken install green. Locally it still skips, with its reason in the summary. Tests skip through
+# need.py; this catches an importorskip written anyway.
+if need.ci():
     _importorskip = pytest.importorskip
 
     def _import_or_fail(modname, *args, **kwargs):
         try:
             return _importorskip(modname, *args, **kwargs)
         except pytest.skip.Exception as e:
-            raise ImportError(f"CI=true: {modname} is a test dependency and must be installed ({e})") from None
+            raise ImportError(f"CI: {modname} is a test dependency and must be installed ({e})") from None
 
     pytest.importorskip = _import_or_fail

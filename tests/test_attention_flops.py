@@ -9,6 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+import need
 import torch
 import yaml
 from hypothesis import given, strategies as st
@@ -276,7 +278,7 @@ def _fla_reference(op: str = "gated_delta_rule"):
     triton."""
     found = importlib.util.find_spec("fla")
     if found is None:
-        pytest.skip("fla is not installed")
+        need.missing("fla (fla-core)", "pip install -r requirements.txt")
     path = Path(found.submodule_search_locations[0]) / "ops" / op / "naive.py"
     spec = importlib.util.spec_from_file_location(f"fla_{op}_naive", path)
     module = importlib.util.module_from_spec(spec)
@@ -342,7 +344,7 @@ def test_the_corpus_families_count_by_hand():
     MiMo-V2-Flash (9 full layers, 39 sliding ones of 128 with their own heads, K 192 and V 128),
     GLM-5 (DSA: MLA un-absorbed in prefill, 256 + 256, over its top 2,048, 32 indexer heads of 128)
     and Kimi K2 (MLA as V3, 64 heads)."""
-    pytest.importorskip("aiconfigurator_core")
+    need.module("aiconfigurator_core")
     from twopaths.specs.lookup import corpus_path
     ids = {n: specs.add_model(corpus_path(n)) for n in (
         "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B", "XiaomiMiMo--MiMo-V2-Flash", "zai-org--GLM-5",

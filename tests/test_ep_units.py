@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+import need
+
 from twopaths.views import plans
 from twopaths import specs
 from twopaths.calc import ep, placement, weights
@@ -22,7 +24,7 @@ def sixty():
     whole-node EP size divides 60)."""
     path = corpus_path("Qwen--Qwen3-235B-A22B")
     if path is None:
-        pytest.skip("AIConfigurator's corpus is not installed")
+        need.missing("AIConfigurator's corpus", "pip install -r requirements.txt")
     c = json.loads(path.read_text())
     return specs.add_model({**c, "num_experts": 60}, "qwen3-sixty-experts")
 

@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+
+import need
 import torch
 
 from twopaths import specs
@@ -25,7 +27,7 @@ PER_TENSOR_FP8 = ("llama-3.1-405b", "qwen-2.5-72b")   # GQA: FP8 with per-tensor
 
 def corpus():
     """AIConfigurator's bundled configs (its package is a test dependency, as in test_peer_aiconfigurator)."""
-    pytest.importorskip("aiconfigurator_core")
+    need.module("aiconfigurator_core")
     import aiconfigurator_core
     return Path(aiconfigurator_core.__file__).parent / "model_configs"
 

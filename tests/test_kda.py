@@ -2,6 +2,7 @@
 Gated DeltaNet, with one state per key head and with grouped value heads (GVA); cache bytes against
 the calculator; the tile bound; bad input."""
 
+import functools
 import importlib.util
 import math
 from pathlib import Path
@@ -10,15 +11,19 @@ import pytest
 import torch
 from hypothesis import given, settings, strategies as st
 
+import need
+
 from twopaths.calc import kv
 from twopaths.layers import kda
 
 TOL = 1e-5
 
 
+@functools.cache
 def _fla(relative: str):
-    """A pure-torch file of the installed fla-core, loaded by path: fla.ops imports Triton kernels."""
-    fla = pytest.importorskip("fla")
+    """A pure-torch file of the installed fla-core, loaded by path (fla.ops imports Triton kernels),
+    on first use, so the tests that need no fla run without it."""
+    fla = need.module("fla")
     path = Path(fla.__file__).parent / relative
     spec = importlib.util.spec_from_file_location("fla_" + relative.replace("/", "_")[:-3], path)
     module = importlib.util.module_from_spec(spec)
@@ -26,8 +31,12 @@ def _fla(relative: str):
     return module
 
 
-FLA_KDA = _fla("ops/kda/naive.py")
-FLA_GDN = _fla("ops/gated_delta_rule/naive.py")
+def fla_kda():
+    return _fla("ops/kda/naive.py")
+
+
+def fla_gdn():
+    return _fla("ops/gated_delta_rule/naive.py")
 
 
 def inputs(B, T, H, K, V, gate, seed, state=False, scalar_gate=False, group=1):
@@ -59,7 +68,7 @@ def _close(a, b):
        scale=st.one_of(st.none(), st.floats(0.05, 3.0)))
 def test_kda_matches_fla_naive_recurrent(shape, gate, chunk, state, seed, group, scale):
     q, k, v, g, beta, h0 = inputs(*shape, gate, seed, state, group=group)
-    o_ref, S_ref = FLA_KDA.naive_recurrent_kda(q, k, v, g, beta, scale, initial_state=h0, output_final_state=True)
+    o_ref, S_ref = fla_kda().naive_recurrent_kda(q, k, v, g, beta, scale, initial_state=h0, output_final_state=True)
     o_rec, S_rec = kda.kda_recurrent(q, k, v, g, beta, scale, initial_state=h0)
     o_chk, S_chk = kda.kda_chunked(q, k, v, g, beta, scale, initial_state=h0, chunk_size=chunk)
     assert S_rec.dtype == S_chk.dtype == torch.float32
@@ -71,7 +80,7 @@ def test_kda_matches_fla_naive_recurrent(shape, gate, chunk, state, seed, group,
                                                 (64, 32, "bounded", 1), (48, 16, "bounded", 2)])
 def test_kda_chunked_matches_fla_naive_chunk(T, chunk, gate, group):
     q, k, v, g, beta, h0 = inputs(2, T, 3, 16, 24, gate, seed=T + chunk, state=True, group=group)
-    o_ref, S_ref = FLA_KDA.naive_chunk_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True,
+    o_ref, S_ref = fla_kda().naive_chunk_kda(q, k, v, g, beta, initial_state=h0, output_final_state=True,
                                            chunk_size=chunk)
     o, S = kda.kda_chunked(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
     assert _close(o, o_ref) < TOL and _close(S, S_ref) < TOL
@@ -80,7 +89,7 @@ def test_kda_chunked_matches_fla_naive_chunk(T, chunk, gate, group):
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
 def test_half_precision_inputs_are_computed_in_float32(dtype):
     q, k, v, g, beta, _ = (x.to(dtype) if x is not None else None for x in inputs(1, 50, 2, 16, 16, "bounded", 3))
-    o_ref, S_ref = FLA_KDA.naive_recurrent_kda(q, k, v, g, beta, output_final_state=True)
+    o_ref, S_ref = fla_kda().naive_recurrent_kda(q, k, v, g, beta, output_final_state=True)
     step = torch.finfo(dtype).eps                            # one rounding step of the output's dtype
     for fn in (kda.kda_recurrent, kda.kda_chunked):
         o, S = fn(q, k, v, g, beta)
@@ -92,9 +101,9 @@ def test_half_precision_inputs_are_computed_in_float32(dtype):
 @pytest.mark.parametrize("T,chunk", [(77, 64), (64, 16), (5, 64)])
 def test_gated_delta_rule_matches_fla(T, chunk):
     q, k, v, g, beta, h0 = inputs(2, T, 3, 8, 16, "bounded", seed=T, state=True, scalar_gate=True)
-    o_rec, S_rec = FLA_GDN.naive_recurrent_gated_delta_rule(q, k, v, beta, g, initial_state=h0,   # beta before g
+    o_rec, S_rec = fla_gdn().naive_recurrent_gated_delta_rule(q, k, v, beta, g, initial_state=h0,   # beta before g
                                                             output_final_state=True)
-    o_chk, S_chk = FLA_GDN.naive_chunk_gated_delta_rule(q, k, v, g, beta, chunk_size=chunk, initial_state=h0,
+    o_chk, S_chk = fla_gdn().naive_chunk_gated_delta_rule(q, k, v, g, beta, chunk_size=chunk, initial_state=h0,
                                                         output_final_state=True)
     o, S = kda.gated_delta_rule(q, k, v, g, beta, initial_state=h0, chunk_size=chunk)
     for o_ref, S_ref in ((o_rec, S_rec), (o_chk, S_chk)):
@@ -131,7 +140,7 @@ def test_chunked_form_gradients_match_the_recurrence():
 
 def _glm5_kda(d_model, heads, head_dim, kernel):
     """transformers' Glm5Next KDA layer (Kimi-style, lower-bound gate -5) on a tiny inline config."""
-    config_mod = pytest.importorskip("transformers.models.glm5_next.configuration_glm5_next")
+    config_mod = need.module("transformers.models.glm5_next.configuration_glm5_next")
     from transformers.models.glm5_next import modeling_glm5_next
 
     config = config_mod.Glm5NextTextConfig(hidden_size=d_model, linear_head_dim=head_dim, linear_num_heads=heads,

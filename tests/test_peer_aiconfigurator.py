@@ -13,14 +13,16 @@ import logging
 
 import pytest
 
+import need
+
 from twopaths import specs
 from twopaths.calc import fleet, kv, weights
 from twopaths.specs import params
 from twopaths.calc.placement import Placement, request_share
 from twopaths.specs.serving import assumptions
 
-aic_builders = pytest.importorskip("aiconfigurator_core.sdk.config_builders")
-aic_models = pytest.importorskip("aiconfigurator_core.sdk.models")
+aic_builders = need.module("aiconfigurator_core.sdk.config_builders")
+aic_models = need.module("aiconfigurator_core.sdk.models")
 logging.getLogger("aiconfigurator_core").setLevel(logging.ERROR)
 
 PATHS = {"kimi-k3": "moonshotai/Kimi-K3", "deepseek-v4-pro": "deepseek-ai/DeepSeek-V4-Pro",

@@ -18,13 +18,15 @@ from pathlib import Path
 
 import pytest
 
+import need
+
 from twopaths import specs
 from twopaths.calc import kv, weights
 from twopaths.specs import params
 from twopaths.errors import ParameterError
 
-aic_builders = pytest.importorskip("aiconfigurator_core.sdk.config_builders")
-aic_models = pytest.importorskip("aiconfigurator_core.sdk.models")
+aic_builders = need.module("aiconfigurator_core.sdk.config_builders")
+aic_models = need.module("aiconfigurator_core.sdk.models")
 import aiconfigurator_core  # noqa: E402
 
 from test_peer_aiconfigurator import FP4_INDEX, PLAIN_FP8, V32_FP8, compressor_buffers, \

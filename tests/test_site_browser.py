@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import need
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import browser_check  # noqa: E402
 
@@ -25,10 +27,9 @@ NO_CHROMIUM = "browser check SKIPPED: no chromium found (apt-get install chromiu
 
 def require_chromium() -> None:
     if browser_check.find_chromium() is None:
-        if os.environ.get("CI"):   # CI installs chromium first: a missing browser there is a failure
-            pytest.fail("no chromium found under CI; .ci/run installs it with apt-get")
-        warnings.warn(NO_CHROMIUM)  # shows in pytest's default summary, unlike a bare skip
-        pytest.skip(NO_CHROMIUM)
+        if not need.ci():
+            warnings.warn(NO_CHROMIUM)  # shows in pytest's default summary, unlike a bare skip
+        need.missing("chromium", "apt-get install chromium; .ci/run installs it")
 
 
 @pytest.mark.site
@@ -36,7 +37,7 @@ def test_built_site_in_browser():
     html_dir = ROOT / "_build" / "html"
     if not (html_dir / "index.html").is_file():
         if os.environ.get("TWOPATHS_SKIP_SITE") == "1":
-            pytest.skip("TWOPATHS_SKIP_SITE=1: built site not checked")
+            need.missing("the built site (TWOPATHS_SKIP_SITE=1)", "run `make book` first")
         pytest.fail(f"no built site at {html_dir}: run `make book` first (or set TWOPATHS_SKIP_SITE=1)")
     notebooks = ROOT / "_build" / "src" / "notebooks"
     assert notebooks.is_dir(), f"no executed notebook sources at {notebooks}: run `make book` first"
@@ -247,7 +248,7 @@ def math_page(path: Path, body: str = "") -> Path:
     """A page at ``path`` with two formulas for the installed MathJax to typeset, then ``body``."""
     mathjax = local_mathjax()
     if mathjax is None:
-        pytest.skip("sphinx-mathjax-offline not installed: no local MathJax to render with")
+        need.missing("sphinx-mathjax-offline (a local MathJax to render with)", "pip install -r requirements.txt")
     require_chromium()
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(f'<html><head><script defer src="{mathjax.resolve().as_uri()}"></script></head>'
