@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from twopaths.calc import fleet, placement
+from twopaths.calc import fleet, placement, weights
 from twopaths.calc.placement import Placement, can_launch, engine_for
 from twopaths.specs import engines, model
 from twopaths.specs.serving import assumptions
@@ -179,10 +179,14 @@ def test_a_dcp_plan_for_k3_on_h200_matches_a_hand_computation():
     assert u.reserve.total == pytest.approx(reserve, abs=1) and u.request_cap == 128
     usable = 143_771 * 2**20                                     # the driver's H200 figure, all usable
     requests = math.floor((usable - u.weights - reserve) / share)    # whole requests on every GPU
-    assert u.requests == requests == 46
+    assert u.requests == requests == 47
     per_unit = requests * 224 // t                              # a request spans its group of 8
     units = math.ceil(2_500 / per_unit)
-    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1288, 2, 56)
+    assert (p.requests_per_unit, p.units, p.d_nodes) == (per_unit, units, units * 224 // 8) == (1316, 2, 56)
+    # vLLM launches it and splits the embedding over the group (SGLang would keep it whole)
+    assert p.engine.id == "vllm" and "embedding" not in placement.whole_groups(K3, p.placement, DCP)
+    sglang = weights.weights_per_gpu(K3, 224, tp=8, formats=DCP.formats())      # SGLang's rule
+    assert sglang.other_bytes - u.other_bytes == pytest.approx(weights.weight_bytes(K3)["embedding"] * 7 / 8)
     without = fleet.plan(K3, "h200", BOOK, HEADLINE)
     assert without.d_nodes == 210 and p.nodes < without.nodes
 

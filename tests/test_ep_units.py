@@ -77,7 +77,7 @@ def test_unit_rows_are_one_gpu_of_each_unit_with_dp_and_the_widest_tp():
 @pytest.mark.parametrize("tp", [1, 2, 4, 8])
 def test_non_expert_bytes_are_what_a_unit_holds_outside_its_experts(tp):
     for m in (K3, V4):
-        unit = placement.memory(m, "h200", Placement(8, tp), 500_000, A)
+        unit = placement.memory(m, "h200", Placement(16, tp), 500_000, A)      # beside DP attention
         assert placement.non_expert_bytes(m, tp, A) == unit.other_bytes
     # K3 ships its attention in BF16: FP8 non-expert weights halve what every GPU repeats
     fp8 = placement.non_expert_bytes(K3, tp, A.but(weights="fp8-non-expert"))

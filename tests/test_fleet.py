@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from twopaths.calc import fleet, kv, sweep, weights
+from twopaths.calc import fleet, kv, placement, sweep, weights
 from twopaths.calc.placement import Placement, memory, placements, request_share
 from twopaths.specs import BOOK_MODELS, gpu as gpu_spec
 from twopaths.specs.serving import assumptions, weight_scenarios
@@ -27,10 +27,12 @@ def test_k3_attention_tp2_by_hand():
     """K3 on H200, EP224 with attention TP2, a 500K-token BF16 request, every session resident."""
     by_group = weights.weight_bytes(K3)
     experts = by_group["routed_experts"] * 4 / 896              # 896 experts over 224 GPUs
-    # Whole on both ranks (BF16): MLA's q_a and kv_a, KDA's forget-gate down, embedding, router,
-    # latent projections, shared experts, AttnRes, norms; the rest splits in two.
+    # Whole on both ranks (BF16): MLA's q_a and kv_a, KDA's forget-gate down, router, latent
+    # projections, shared experts (replicated under vLLM's sequence-parallel MoE), AttnRes, norms;
+    # the rest splits in two, the embedding too (vLLM, which launches it, makes it vocabulary-parallel).
+    assert placement.engine_for(K3, Placement(224, 2), BOOK).id == "vllm"
     whole = 2 * (24 * 7168 * (1536 + 576) + 69 * 7168 * 128) + sum(
-        by_group[g] for g in ("embedding", "router", "latent_proj", "shared_experts", "residual", "norms"))
+        by_group[g] for g in ("router", "latent_proj", "shared_experts", "residual", "norms"))
     other = whole + (sum(by_group.values()) - by_group["routed_experts"] - whole) / 2
     mla = 24 * (512 + 64) * 2 * 500_000                          # the latent: every rank holds it
     kda = 69 * kv.layer_bytes(K3, "kda") / 2                      # the KDA state: split by heads
@@ -110,9 +112,14 @@ def test_no_plan_exceeds_any_gpu(model, gpu, context, concurrency, rho, fmt, kv_
                        for q in placements(model, a)), e
         return
     tp = p.placement.attention_tp
-    w = weights.weights_per_gpu(model, p.ep, tp=tp, formats=a.formats())       # recomputed apart
+    # recomputed apart (a stage's weights are the plan's own: calc.placement.stage_bytes)
+    w = weights.weights_per_gpu(model, p.ep, tp=tp, formats=a.formats(),
+                                whole=placement.whole_groups(model, p.placement, a),
+                                uneven=placement.uneven(model, p.placement, a)).total
+    w = w if p.placement.pp == 1 else p.decode.weights
     g = gpu_spec(gpu)
-    held = w.total + p.decode.reserve.total + p.decode.requests * request_share(model, context, tp, a, p.placement.dcp)
+    share = request_share(model, context, tp, a, p.placement.dcp) * p.decode.layer_share
+    held = w + p.decode.reserve.total + p.decode.requests * share
     assert p.decode.requests >= 1 and held <= usable * (g.device_bytes if capacity == "device" else g.hbm_bytes)
     assert p.requests_per_unit == p.placement.attention_groups * p.decode.requests      # never pooled
     assert p.units * p.requests_per_unit >= work.resident > (p.units - 1) * p.requests_per_unit

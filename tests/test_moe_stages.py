@@ -13,7 +13,8 @@ import pytest
 
 from twopaths.calc import all_to_all, decode, fleet, placement
 from twopaths.calc.placement import Placement, memory, stage_layers
-from twopaths.calc.weights import weights_per_gpu
+from twopaths.calc.weights import weight_bytes, weights_per_gpu
+from twopaths.specs.params import PLAIN_TP_REPLICATED
 from twopaths.specs import engines
 from twopaths.specs.serving import assumptions
 from twopaths.views import launch
@@ -27,10 +28,11 @@ WORK = fleet.Workload(10_000, 500_000, 0.25)
 
 @pytest.mark.parametrize("layers, pp, want", [
     (93, 2, (47, 46)),                              # the remainder on every stage but the last
-    (61, 4, (15, 16, 15, 15)),                      # one extra layer: a middle stage takes it
+    (61, 4, (15, 15, 16, 15)),                      # one extra: the second-to-last stage takes it
+    (93, 4, (23, 23, 24, 23)),
     (94, 8, (11, 12, 12, 12, 12, 12, 12, 11)),      # six extra: every middle stage, none at the ends
-    (61, 3, (20, 21, 20)),                          # one extra, one middle stage: it takes it
-    (62, 3, (21, 21, 20)),                          # two extra, one middle stage: all but the last
+    (61, 3, (20, 21, 20)),
+    (62, 3, (21, 21, 20)),                          # two extra: every stage but the last
     (8, 8, (1,) * 8),
 ])
 def test_layers_split_as_vllm_splits_them(layers, pp, want):
@@ -47,7 +49,12 @@ def test_every_split_covers_the_layers_evenly():
 def test_a_k3_stage_by_hand():
     p = Placement(8, 8, dcp=8, pp=2)
     m = memory(K3, "h200", p, 500_000, ONE_NODE)
-    w = weights_per_gpu(K3, 8, tp=8, formats=ONE_NODE.formats()).by_group
+    # one plain TP group: the embedding is vocabulary-parallel and the shared experts split like any
+    # MLP (vLLM's K3 replicates them only under sequence-parallel MoE, which needs DP)
+    w = weights_per_gpu(K3, 8, tp=8, formats=ONE_NODE.formats(), whole=PLAIN_TP_REPLICATED).by_group
+    total = weight_bytes(K3, ONE_NODE.formats())
+    assert w["embedding"] == pytest.approx(total["embedding"] / 8)
+    assert w["shared_experts"] == pytest.approx(total["shared_experts"] / 8)
     layers = (47, 46)                               # 93 decoder layers over two stages
     emb, head, experts = w["embedding"], w["head"], w["routed_experts"]
     rest = sum(w.values()) - emb - head - experts
@@ -88,8 +95,14 @@ def test_a_stage_reads_and_steps_for_its_layers():
     read = placement.read_share(K3, 500_000, 8, ONE_NODE, p.placement.dcp)
     assert step.kv_bytes == pytest.approx(m.requests * read * m.layer_share)
     assert step.stages == p.placement.pp and step.all_to_all == 0
-    one = (step.weight_bytes + step.kv_bytes) / step.bandwidth + step.link_bytes / step.link_bandwidth
-    assert step.step == pytest.approx(p.placement.pp * one)
+    # between a request's tokens a GPU reads its weights once a micro-batch (one a stage) and its
+    # share of every cache once, not once a stage (vLLM keeps PP-size batches in flight)
+    pp = p.placement.pp
+    micro = math.ceil(m.requests / pp)                 # one attention group: its requests a micro-batch
+    touched = decode.experts_touched(micro, 16, 896)   # K3 routes a token to 16 of 896 experts
+    assert step.weight_bytes == pytest.approx(m.other_bytes + m.expert_bytes * touched)
+    assert step.step == pytest.approx((pp * step.weight_bytes + step.kv_bytes) / step.bandwidth
+                                      + step.link_bytes / step.link_bandwidth)
 
 
 def test_stages_wait_for_memory_or_a_speed_target():
@@ -99,8 +112,11 @@ def test_stages_wait_for_memory_or_a_speed_target():
     assert fleet.staged(K3, "h200", 500_000, BOOK, cands, speed=20.0) == cands
     # what the rule keeps out: filling every GPU, more stages hold more requests each decoding slower
     best = fleet.plan(K3, "h200", BOOK, WORK)
-    deep = fleet.plan(K3, "h200", BOOK, WORK, placement=Placement(8, 8, dcp=8, pp=6))
-    assert deep.decode.requests > best.decode.requests and deep.session_speed < best.session_speed / 4
+    deep = fleet.fewest_with_stages(K3, "h200", BOOK, WORK)
+    assert deep.placement.pp > 1 and deep.nodes < best.nodes and deep.decode.requests > best.decode.requests
+    assert deep.session_speed < best.session_speed
+    two = fleet.plan(K3, "h200", BOOK, WORK, placement=Placement(8, 8, dcp=8, pp=2))
+    assert two.session_speed > deep.session_speed and two.decode.requests < deep.decode.requests
 
 
 def test_one_attention_group_dispatches_nothing():

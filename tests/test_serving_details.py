@@ -172,3 +172,13 @@ def test_sweep_grid_matches_plan_elementwise():
                         p = fleet.plan(m, g, BOOK, fleet.Workload(c, t, r))
                         i = s.index(model=m, gpu=g, concurrency=c, context=t, rho=r)
                         assert (s.d_nodes[i].item(), s.p_nodes[i].item()) == (p.d_nodes, p.p_nodes)
+
+
+def test_a_cached_turn_waits_for_its_attention_on_one_group():
+    p = fleet.plan(K3, "h200", BOOK, fleet.workload(10_000, 500_000))
+    unit, peak = p.prefill.unit, gpu_spec("h200").bf16_flops
+    assert (unit.gpus, unit.attention_tp) == (16, 8)
+    weights = 2 * model_spec(K3).params_active * 429 / (16 * peak)     # over the whole unit
+    attention = 429 * attention_flops.attention_flops(K3, 500_000, prefill=True, new_tokens=429) / (8 * peak)   # one group
+    assert prefill.cached_turn_ttft(p, 429) == pytest.approx(weights + attention, rel=1e-12)
+    assert prefill.cached_turn_ttft(p, 10**6) == prefill.cached_turn_ttft(p, 500_000)   # at most the context

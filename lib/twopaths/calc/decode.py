@@ -20,8 +20,8 @@ where ``tokens_per_step`` is 1, or up to 1 + the draft length with multi-token p
 - ``gpu_step(model, gpu, a, context, mem, batch)`` and ``plan_step(plan, batch=None, bandwidth=None)``:
   the same for one GPU of a unit or of a ``calc.fleet`` plan, under its basis (the article's
   overhead counted as the non-expert weights it stands for), with DCP's merge over NVLink and the
-  EP all-to-all over the network (``calc.all_to_all``) added, and under pipeline parallelism a
-  stage's reads once per stage (bubble-free: ``DecodeBound.step``); ``fastest_batch`` the most
+  EP all-to-all over the network (``calc.all_to_all``) added, and under pipeline parallelism the
+  weights read once a micro-batch, the caches once (bubble-free: ``DecodeBound.step``); ``fastest_batch`` the most
   requests a GPU decodes at a given speed per request.
 - ``batch_grid(most, points)`` and ``plan_steps(plan, batches, bandwidth)``: the step of one GPU of
   a plan at each batch of a grid, NaN past the batch the GPU holds; ``shared_steps(plans,
@@ -88,15 +88,17 @@ class DecodeBound:
     link_bytes: float = 0.0      # bytes a GPU takes in over the node's links per step (DCP's merge)
     link_bandwidth: float = math.inf
     all_to_all: float = 0.0      # seconds of the EP dispatch and combine (calc.all_to_all)
-    stages: int = 1              # pipeline stages a token passes through, one after another
+    stages: int = 1              # pipeline stages: micro-batches in flight, weight_bytes read for each
 
     @property
     def step(self) -> float:
-        """A token's step: each stage's reads, one stage after another. Bubble-free: with as many
-        micro-batches in flight as stages every stage stays busy, so no idle time is added (nor
-        the hop between nodes, which moves one hidden vector a request)."""
-        return self.stages * ((self.weight_bytes + self.kv_bytes) / self.bandwidth
-                              + self.link_bytes / self.link_bandwidth) + self.all_to_all
+        """The time between a request's tokens. Under pipeline stages a GPU's batch runs as one
+        micro-batch a stage (vLLM schedules as many batches as stages), so in that time the GPU
+        reads its weights once a micro-batch (``weight_bytes``: what one micro-batch's tokens
+        touch) and its share of every request's cache once; bubble-free, every stage busy, and
+        the hop between nodes (one hidden vector a request) left out."""
+        return ((self.stages * self.weight_bytes + self.kv_bytes) / self.bandwidth
+                + self.link_bytes / self.link_bandwidth + self.all_to_all)
 
     @property
     def per_gpu(self) -> float:
@@ -141,7 +143,7 @@ def gpu_step(model: str, gpu: str, a, context: int, mem, batch: int, bandwidth: 
     (``placement.read_share``: V4's sparse attention reads a fraction of what it keeps), DCP's merge
     over NVLink and the EP all-to-all (``calc.all_to_all``)."""
     p = mem.placement
-    tokens = batch * p.attention_groups         # requests a unit decodes in one step
+    tokens = -(-batch * p.attention_groups // p.pp)   # requests of one micro-batch (of a step, unstaged)
     method = "public" if a.inputs == "public" else "article"
     touched = (float(experts_touched(tokens, top_k(model), routed_experts(model, method)))
                if p.routed else 0.0)          # a dense model reads its whole TP share every step

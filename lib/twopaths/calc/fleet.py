@@ -245,10 +245,12 @@ def staged(model: str, gpu: str, context: int, a: Assumptions, cands: tuple[Plac
     """The candidates a plan chooses among. With a speed target, all of them: the target prices what
     stages cost. Without one, those without pipeline stages, or, where none of those holds the
     weights and a request on every GPU, those of the fewest stages that do. A stage holds its
-    share of every request's cache, so under a plan that fills every GPU more stages always hold
-    more requests, each decoding slower (a GPU reads its weights once a micro-batch): with no
-    target to stop it, stages would buy nodes with speed without limit. A prefill unit (``role``)
-    takes stages on the same rule, having no speed target."""
+    share of every request's cache, so under a plan that fills every GPU more stages hold more
+    requests, each decoding slower (a GPU reads its weights once a micro-batch): with no target,
+    the fewest nodes would always be bought with speed (for K3 at the headline workload, fewer
+    nodes at about half the speed a session: ``fewest_with_stages``, chapter 11), so stages
+    compete only where a target says what speed is worth. A prefill unit (``role``) takes stages on the
+    same rule, having no speed target."""
     if speed is not None:
         return cands
     flat = tuple(p for p in cands if p.pp == 1)

@@ -60,6 +60,7 @@ from ..errors import ParameterError, check_int
 from ..specs import GPUSpec, gpu as gpu_spec, model as model_spec
 from ..specs.deployment import deployment
 from ..specs.engines import Engine, engines
+from ..specs.params import PLAIN_TP_REPLICATED, TP_REPLICATED_GROUPS
 from ..specs.serving import Assumptions
 from . import kv
 from .attention_flops import attention_layers, layer_bytes_read
@@ -179,12 +180,26 @@ def uneven(model: str, placement: Placement, a: Assumptions) -> bool:
     return slots % placement.ep != 0
 
 
+def whole_groups(model: str, placement: Placement, a: Assumptions) -> tuple[str, ...]:
+    """The parameter groups each rank of ``placement``'s attention TP groups holds whole: in one
+    plain TP group (a dense model's, or a MoE unit of one attention group), what belongs to no head
+    (``specs.params.PLAIN_TP_REPLICATED``); beside data-parallel attention, what the engine that
+    launches the placement keeps whole there (``specs/engines.yaml``, tensor_parallel ``whole``:
+    SGLang the embedding too, vLLM not)."""
+    if not placement.routed or placement.attention_groups == 1:
+        return PLAIN_TP_REPLICATED
+    e = engine_for(model, placement, a)
+    tp = e.feature("tensor_parallel") if e else None
+    return tp.whole if tp and tp.whole else TP_REPLICATED_GROUPS
+
+
 @cache
 def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, float]:
     """(routed-expert bytes, other bytes) on one GPU."""
     if a.inputs == "public":
         w = weights_per_gpu(model, placement.ep, tp=placement.attention_tp, redundant_experts=a.redundant_experts,
-                            formats=a.formats(), uneven=uneven(model, placement, a))
+                            formats=a.formats(), uneven=uneven(model, placement, a),
+                            whole=whole_groups(model, placement, a))
         return w.expert_bytes, w.other_bytes
     # The article's method: equal experts at one byte a parameter, and its per-GPU allowance for
     # attention and embedding (5 GB for K3, 3 GB for V4-Pro) as the non-expert weights.
@@ -195,12 +210,9 @@ def _weights(model: str, placement: Placement, a: Assumptions) -> tuple[float, f
 def stage_layers(layers: int, pp: int) -> tuple[int, ...]:
     """Decoder layers per pipeline stage, as vLLM 0.33.0 splits them by default
     (``distributed/utils.py``, ``get_pp_indices``): ``layers // pp`` each, the remainder one a stage
-    over the middle stages where it fits there (they hold neither embedding nor head), else over
-    every stage but the last."""
+    from the second-to-last stage backwards (the last holds the output head and norm)."""
     base, extra = divmod(check_int("layers", layers, minimum=1), check_int("pp", pp, minimum=1))
-    if extra and extra <= pp - 2:
-        return tuple(base + (1 <= s <= extra) for s in range(pp))
-    return tuple(base + (s < extra) for s in range(pp))
+    return tuple(base + (pp - 1 - extra <= s <= pp - 2) for s in range(pp))
 
 
 def stage_bytes(model: str, placement: Placement, a: Assumptions) -> tuple[tuple[float, float, float], ...]:
@@ -209,7 +221,8 @@ def stage_bytes(model: str, placement: Placement, a: Assumptions) -> tuple[tuple
     the embedding on the first stage and the output head on the last; one stage holds everything."""
     w = weights_per_gpu(model, placement.ep if placement.routed else 1, tp=placement.attention_tp,
                         redundant_experts=a.redundant_experts if placement.routed else 0,
-                        formats=a.formats(), uneven=uneven(model, placement, a)).by_group
+                        formats=a.formats(), uneven=uneven(model, placement, a),
+                        whole=whole_groups(model, placement, a)).by_group
     embedding, head, expert = w.get("embedding", 0.0), w.get("head", 0.0), w.get("routed_experts", 0.0)
     other = sum(w.values()) - embedding - head - expert
     total = int(model_spec(model).config["num_hidden_layers"])
@@ -288,6 +301,10 @@ def memory(model: str, gpu: GPUSpec | str, placement: Placement, context: int, a
     g = gpu_spec(gpu) if isinstance(gpu, str) else gpu
     _check_tp(model, placement.attention_tp, a)
     context = check_int("context", context, minimum=1, maximum=kv.MAX_TOKENS)
+    if uneven(model, placement, a) and (placement.attention_groups > 1 or a.inputs != "public"):
+        slots = routed_experts(model, "public" if a.inputs == "public" else "article") + a.redundant_experts
+        raise ParameterError("ep", placement.ep, f"a divisor of the {slots} expert slots per layer (an uneven "
+                             "split only in a unit of one attention group, which dispatches nothing)")
     capacity = a.capacity_bytes(g)
     whole = request_share(model, context, placement.attention_tp, a, placement.dcp)
     held = reserve(model, g, placement, role, a)
@@ -476,8 +493,8 @@ def unit_rows(model: str, gpu: GPUSpec | str, context: int, a: Assumptions,
 
 def non_expert_bytes(model: str, attention_tp: int, a: Assumptions) -> float | None:
     """Every weight but the routed experts on one GPU of an attention group of ``attention_tp``
-    GPUs, whatever the EP size; None for a dense model or where the heads do not split
-    ``attention_tp`` ways."""
+    GPUs beside data-parallel attention (a unit of two such groups, as any larger EP size gives it);
+    None for a dense model or where the heads do not split ``attention_tp`` ways."""
     if not is_moe(model):
         return None
     try:
@@ -486,5 +503,6 @@ def non_expert_bytes(model: str, attention_tp: int, a: Assumptions) -> float | N
         return None
     if a.inputs != "public":     # the article's per-GPU allowance, as in _weights
         return deployment(model).overhead_bytes
-    return weights_per_gpu(model, 1, tp=attention_tp, redundant_experts=a.redundant_experts,
-                           formats=a.formats()).other_bytes
+    beside = Placement(2 * attention_tp, attention_tp)
+    return weights_per_gpu(model, 1, tp=attention_tp, redundant_experts=a.redundant_experts, formats=a.formats(),
+                           whole=whole_groups(model, beside, a)).other_bytes

@@ -10,6 +10,9 @@ prefill from below; attention over a long context only adds.
   ``tokens`` new tokens spread over ``gpus`` GPUs, at peak.
 - ``plan_ttft(plan, tokens)``: the same on a ``calc.fleet`` plan's own prefill unit (its smallest
   valid placement, ``plan.prefill.unit.gpus`` GPUs, which differs between models and GPUs).
+- ``cached_turn_ttft(plan, tokens)``: the first token of a turn of ``tokens`` new tokens after the
+  plan's cached context, its attention included: the weights over the prefill unit's GPUs, the
+  attention over the GPUs of one attention group (a request's attention runs there), at BF16 peak.
 - ``prompt_flops_per_token(model, context, new_tokens=)`` and
   ``tokens_per_s_per_gpu(model, gpu, context, mfu=, new_tokens=)``: what one prompt token costs,
   weights and attention in prefill form, and the prompt tokens a second one GPU sustains
@@ -78,6 +81,20 @@ def prompt_flops_per_token(model: str, context: int, activated_params: float | N
     context = check_int("context", context, minimum=1)
     new = min(check_int("new_tokens", new_tokens, minimum=1), context)
     return matmul_flops(active, 1) + attention_flops(model, context, prefill=True, new_tokens=new)
+
+
+def cached_turn_ttft(plan, tokens: int) -> float:
+    """Seconds before the first token of a turn of ``tokens`` new tokens joining a cached context of
+    the plan's length, at best: ``2 x activated params`` a token over the prefill unit's GPUs, its
+    attention over the cached prefix (``calc.attention_flops``, prefill form) over the GPUs of the
+    one attention group a request's attention runs on, both at BF16 peak."""
+    tokens = check_int("tokens", tokens, minimum=1)
+    unit, context = plan.prefill.unit, plan.work.context
+    rate = gpu_spec(plan.gpu).bf16_flops
+    new = min(tokens, context)
+    weights = matmul_flops(model_spec(plan.model).params_active, new)
+    attention = new * attention_flops(plan.model, context, prefill=True, new_tokens=new)
+    return weights / (unit.gpus * rate) + attention / (unit.attention_tp * rate)
 
 
 def tokens_per_s_per_gpu(model: str, gpu: str, context: int, *, mfu: float, new_tokens: int,

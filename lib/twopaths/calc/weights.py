@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError, check_choice, check_int, check_real
 from ..specs import GPUSpec, ModelSpec, gpu as gpu_spec, model
-from ..specs.params import GROUPS, ParamCounts, param_counts, tp_replicated
+from ..specs.params import GROUPS, TP_REPLICATED_GROUPS, ParamCounts, param_counts, tp_replicated
 
 
 @dataclass(frozen=True)
@@ -111,10 +111,12 @@ class GPUWeights:
 
 
 def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_experts: int = 0,
-                    formats: dict | None = None, uneven: bool = False) -> GPUWeights:
+                    formats: dict | None = None, uneven: bool = False,
+                    whole: tuple[str, ...] = TP_REPLICATED_GROUPS) -> GPUWeights:
     """Weight bytes on one GPU of an EP group of ``ep`` GPUs (attention DP when ``tp`` is 1), the
     one holding most experts where they do not spread evenly (``uneven``). A dense model has no
-    experts to spread: each GPU holds its ``tp`` share of every weight."""
+    experts to spread: each GPU holds its ``tp`` share of every weight. ``whole``: the groups a TP
+    rank holds whole (``specs.params.tp_replicated``)."""
     spec = model(spec) if isinstance(spec, str) else spec
     tp = _check_tp(spec, tp)
     ep = check_int("ep", ep, minimum=1)
@@ -124,8 +126,8 @@ def weights_per_gpu(spec: ModelSpec | str, ep: int, *, tp: int = 1, redundant_ex
         experts = moe_shape(param_counts(spec), spec)[0]
         per_gpu = experts_per_gpu(experts, ep, redundant_experts, uneven=uneven)
     fmts = _formats(spec, formats)
-    whole = {g: fmts[g].bytes(n) for g, n in tp_replicated(spec).items()} if tp > 1 else {}
-    by_group = {g: (b * per_gpu / experts if g == "routed_experts" else whole.get(g, 0) + (b - whole.get(g, 0)) / tp)
+    kept = {g: fmts[g].bytes(n) for g, n in tp_replicated(spec, whole).items()} if tp > 1 else {}
+    by_group = {g: (b * per_gpu / experts if g == "routed_experts" else kept.get(g, 0) + (b - kept.get(g, 0)) / tp)
                 for g, b in total.items()}
     expert = by_group.get("routed_experts", 0.0)
     return GPUWeights(per_gpu, expert, sum(by_group.values()) - expert, by_group)

@@ -409,9 +409,13 @@ FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4,
 # not vocab-split under DP attention (VocabParallelEmbedding(enable_tp=not dp_attention)), and the
 # DeepEP MoE path builds the shared experts unsplit (tp_size=1).
 TP_REPLICATED_GROUPS = ("embedding", "router", "latent_proj", "shared_experts", "residual", "norms")
+# Whole on every rank of one plain TP group (no data-parallel attention beside it): the embedding
+# is vocabulary-parallel and the shared experts split like any MLP (vLLM 0.33.0's K3 KimiMLP
+# replicates them only under sequence-parallel MoE, which needs DP; VocabParallelEmbedding).
+PLAIN_TP_REPLICATED = ("router", "latent_proj", "residual", "norms")
 
 
-def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
+def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED_GROUPS) -> dict[str, int]:
     """Parameters of each group that every rank of an attention TP group holds whole.
 
     The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
@@ -421,11 +425,12 @@ def tp_replicated(spec: ModelSpec | str) -> dict[str, int]:
     attention, the embedding and the shared experts. The rest (per-head projections, output
     projections, the dense FFN, the output head) splits ``tp`` ways. A dense model is served with
     plain TP, whose vocabulary-parallel embedding splits too (SGLang's ``VocabParallelEmbedding``
-    with ``enable_tp`` unless DP attention is on)."""
+    with ``enable_tp`` unless DP attention is on). ``groups`` names the whole groups another way of
+    serving keeps (``PLAIN_TP_REPLICATED``; an engine's, ``specs/engines.yaml``)."""
     spec = model(spec) if isinstance(spec, str) else spec
     c, by_group = spec.raw["config"], param_counts(spec).by_group()
     dense = not by_group.get("routed_experts")
-    out = {g: by_group.get(g, 0) for g in TP_REPLICATED_GROUPS if not (dense and g == "embedding")}
+    out = {g: by_group.get(g, 0) for g in groups if not (dense and g == "embedding")}
     d, family = c["hidden_size"], spec.raw["family"]
     if family in ("mla", "mla+dsa"):
         per_layer = d * (c.get("q_lora_rank") or 0) + d * (c["kv_lora_rank"] + c["qk_rope_head_dim"])
