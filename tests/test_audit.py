@@ -150,7 +150,7 @@ def test_uncertain_facts_are_evaluated_under_each_option(rows):
 
 def test_a_reasoning_fault_shows_even_where_the_arithmetic_holds(rows):
     by_id = {r.id: r for r in rows}
-    for cid in ("v4-requests-per-unit", "v4-d-units", "k3-active-share-h200", "k3-ep32-weights-per-gpu"):
+    for cid in ("k3-requests-per-unit", "k3-d-units", "k3-active-share-h200", "k3-ep32-weights-per-gpu"):
         assert by_id[cid].arithmetic.status == "holds" and by_id[cid].reasoning.status == "fails", cid
         assert "reasoning" in by_id[cid].overall
 

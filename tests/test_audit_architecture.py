@@ -22,11 +22,11 @@ def test_every_difference_in_these_topics_is_explained(rows):
     differs = {cid: r.note.split(":")[0] for cid, r in rows.items() if r.verdict == "differs"}
     assert differs == {
         "pro-over-flash-size": "wrong term",                  # 4x is 49B/13B; by total size 1.6T/284B = 5.6
-        "trends-v4-pro-activation-rate": "arithmetic",        # 49/1600 = 3.06%, not 3.0%
+        "trends-v4-pro-activation-rate": "rounding",          # 49/1600 = 3.06%, truncated to 3.0%
         "trends-v4-pro-vocab": "inconsistent assumption",     # 128K nominal; vocab_size 129,280
         "trends-v4-flash-vocab": "inconsistent assumption",
         "trends-v3-context": "inconsistent assumption",       # 128K trained; max_position_embeddings 163,840
-        "v4-output-price-fraction": "arithmetic",             # 100/6 = 16.7
+        "v4-output-price-fraction": "rounding",               # 100/6 = 16.7, truncated to 16
     }
 
 

@@ -18,26 +18,42 @@ def rows():
 
 
 def test_the_article_deployment_reproduces_only_under_its_own_rounding(rows):
-    for cid in ("k3-nodes-h200", "v4-nodes-h200", "k3-nodes-b300", "v4-nodes-b300", "k3-h200-nodes-rho25"):
+    for cid in ("k3-nodes-h200", "k3-h200-nodes-rho25", "v4-b300-nodes-rho25"):
         assert rows[cid].verdict == "matches", rows[cid]
     # 896 GB / 6.1 GB is 146.9 sessions: the article's 147 rounds up what a unit cannot hold, and pools
     # a unit's room; with whole 6.1 GB requests on each GPU's 56 GB a unit holds 16 x 9 = 144, and a
     # plan that never falls short needs more than its 190 nodes.
     a = assumptions("article")
     gpu = memory("deepseek-v4-pro", "h200", Placement(16), 500_000, a)
-    assert gpu.requests == 9 and 16 * gpu.requests < 146 < rows["v4-requests-per-unit"].recomputed == 147
+    per_unit = rows["v4-requests-per-unit"].recomputed
+    assert gpu.requests == 9 and 16 * gpu.requests < 146 < per_unit < 147
     strict = fleet.plan("deepseek-v4-pro", "h200", a, placement=Placement(16))
-    assert strict.nodes > rows["v4-nodes-h200"].recomputed == 190
+    assert strict.nodes > rows["v4-nodes-h200"].recomputed == 194 > 190
 
 
-def test_an_error_is_reported_where_it_is_made_not_downstream(rows):
+def test_an_error_is_reported_where_it_is_made_and_named_downstream(rows):
     # The 500K-token V4 request carries part I's KiB-as-kB slip; the steps after it start from the
     # 6.1 GB the article carries, so they are judged on their own arithmetic.
     assert rows["v4-request-500k"].note.startswith("unit slip")
     assert rows["v4-request-500k"].arithmetic.status == "slip"
-    assert rows["v4-requests-per-unit"].verdict == rows["v4-nodes-h200"].verdict == "matches"
-    # ...but 147 is the nearest, not the whole requests that fit: the reasoning fails there
-    assert rows["v4-requests-per-unit"].reasoning.status == "fails"
+    # 147 requests and 68 units round the wrong way where they are made...
+    for cid, need in (("v4-requests-per-unit", 146), ("v4-d-units", 69), ("k3-b300-d-units", 46)):
+        a = rows[cid].arithmetic
+        assert a.status == "fails" and a.reason.startswith("rounding direction"), cid
+        assert f"to {need}" in a.reason or f"the need is {need} " in a.reason, a.reason
+    assert "which it rounds the wrong way" in rows["v4-d-units"].arithmetic.reason   # 10,000/147 = 68.03
+    # ...and the counts that carry them say so, naming where the error was made
+    nodes = rows["v4-nodes-h200"].arithmetic
+    assert nodes.status == "fails" and "this step gives 190 nodes" in nodes.reason
+    assert "v4-requests-per-unit" in nodes.reason and "v4-d-units" in nodes.reason
+    assert "the need is 194 nodes" in nodes.reason
+    # K3's counts on H200 are rounded as capacity needs: nothing is named there
+    for cid in ("k3-requests-per-unit", "k3-d-units", "k3-d-nodes", "k3-nodes-h200"):
+        assert rows[cid].arithmetic.status == "holds", cid
+    # the upper bound times rho is a fault of method, with its own figures
+    assert "36.25 units" in rows["k3-h200-d-nodes-rho25"].reasoning.reason
+    assert "4,998 sessions, short of 5,000" in rows["v4-h200-d-nodes-rho50"].reasoning.reason
+    assert "upper bound" not in rows["v4-b300-d-nodes-rho25"].reasoning.reason   # 5 whole units hold 2,660
 
 
 def test_k3_ep16_row_leaves_out_the_overhead_the_ep32_row_takes(rows):

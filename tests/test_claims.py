@@ -21,12 +21,18 @@ def test_rounding_precision_follows_the_printed_digits():
 @pytest.mark.parametrize("stated, unit, value, verdict", [
     ("40", "%", 0.409, "matches"),          # "about 40%" for 40.9%: one significant digit
     ("40", "%", 0.46, "differs"),
-    ("4390", "GPUs", 4389, "matches"),      # a machine count rounded up, to its three digits
-    ("4390", "GPUs", 4391, "wrong direction"),   # ...rounded down leaves a GPU short
+    ("866", "GPUs", 865.25, "matches"),     # a machine count: the need rounded up
+    ("865", "GPUs", 865.25, "wrong direction"),  # ...rounded down leaves a GPU short
+    ("4390", "GPUs", 4389, "differs"),      # a count is exact: every printed digit counts
+    ("4390", "GPUs", 4391, "differs"),      # a whole GPU short is no rounding at all
+    ("20", "GPUs", 12, "differs"),          # a round two-digit count is not read to one digit
     ("2", "x", 1.67, "matches"),            # "2x" for 1.67x: judged to the digit printed
     ("2", "x", 2.6, "differs"),
     ("16", "x", 16.67, "differs"),          # two digits printed: 17
-    ("10", "%", 0.114, "matches"),          # DeepSeek's "10%" for 11.4%
+    ("10", "%", 0.114, "matches"),          # DeepSeek's "10%" for 11.4%: read to the tens
+    ("25", "%", 0.258, "differs"),          # "25%" is read to the unit: 26
+    ("3", "x", 2.875, "matches"),           # "3:1" for 69:24
+    ("68", "units", 68.03, "wrong direction"),   # whole units cover a need rounded up: 69
     ("10", "nodes", 8, "differs"),          # 8 nodes print as 8, not 10
     ("145", "nodes", 144.2, "matches"),
     ("147", "requests", 146.2, "wrong direction"),   # a capacity rounded up: one fewer fits
@@ -45,7 +51,14 @@ def _claim(stated, unit):
 def test_verdicts():
     assert claims.judge(_claim("61.4", "kB"), 61_440).verdict == "matches"
     assert claims.judge(_claim("616", "TB"), 616.6e12).verdict == "rounding"
-    assert claims.judge(_claim("0.3", "%"), 0.00352).verdict == "differs"    # 17% off is not rounding
+    assert claims.judge(_claim("0.3", "%"), 0.00352).verdict == "rounding"   # truncated: 0.35 prints 0.4
+    assert claims.judge(_claim("0.3", "%"), 0.0041).verdict == "differs"     # past one unit of its digit
+    assert claims.judge(_claim("0.1", "T params"), 2.3e9).verdict == "differs"   # 0.0023T: 40x off
+    assert claims.judge(_claim("3.2", "%"), 0.0311).verdict == "differs"      # neither truncated nor 1%
+    assert claims.judge(_claim("-81", "number"), -81.6).verdict == "rounding"   # truncated toward zero
+    assert claims.judge(_claim("-81", "number"), 81.2).verdict == "differs"
+    assert claims.judge(_claim("16", "x"), 16.67).verdict == "rounding"      # "1/16" for 1/16.67: truncated
+    assert claims.judge(_claim("25", "%"), 0.258).verdict == "rounding"
     slip = claims.judge(_claim("207", "MB"), 69 * 3 * 2**20)
     assert slip.verdict == "unit slip" and "MiB" in slip.note
     assert claims.judge(_claim("12.2", "GB"), 12.49e9).verdict == "differs"
@@ -74,6 +87,19 @@ def test_scaled_units_compare_in_their_own_unit():
     assert claims.judge(_claim("500", "K tokens"), 500_000).verdict == "matches"
     assert claims.judge(_claim("15.00", "USD/M tokens"), 15e-6).verdict == "matches"
     assert claims.judge(_claim("0.12", "s"), 6.1e9 / 50e9).verdict == "matches"
+
+
+def test_a_count_one_unit_on_the_safe_side_is_a_rounding_slip():
+    over = claims.judge(_claim("4390", "GPUs"), 4388.6)     # the need is 4,389: one GPU to spare
+    assert over.verdict == "rounding" and "4,389" in over.note
+    assert claims.judge(_claim("4391", "GPUs"), 4388.6).verdict == "differs"
+    assert claims.judge(_claim("145", "requests"), 146.9).verdict == "rounding"   # 146 fit: one fewer
+    assert claims.judge(_claim("147", "requests"), 146.9).verdict == "wrong direction"
+    assert claims.judge(_claim("136", "nodes"), 138).verdict == "differs"   # two short: not rounding
+    assert claims.judge(_claim("20", "GPUs"), 12).verdict == "differs"
+    short = claims.judge(_claim("865", "GPUs"), 865.25)
+    assert short.verdict == "wrong direction" and "866" in short.note
+    assert claims.needed(_claim("1", "nodes"), 3.0000000001) == 3      # float noise is not a node
 
 
 def test_counts_are_compared_as_they_are():

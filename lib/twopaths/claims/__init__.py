@@ -4,22 +4,30 @@ The precision policy, applied to every figure (the audit page states it once, fr
 
 - a figure is judged to the significant digits it prints, and "≈", "~" and "about" allow exactly
   those: "61.4" is read to the tenth, "616" to the unit, and a whole number's trailing zeros are not
-  significant, so "40%" is read to the tens (40.9% holds), "4,390" to the tens and "2x" to the unit
-  (1.67x holds);
-- "N x" is a figure like any other, judged to the digits printed;
+  significant, so "40%" is read to the tens (40.9% holds), "10%" to the tens (11.4% holds) and "2x"
+  to the unit (1.67x holds), while "25%" is read to the unit (25.8% does not hold);
+- "N x", "1/N" and "N:1" are figures like any other, judged to the digits printed ("3:1" holds for
+  2.875; "1/16" for 1/16.67 is a rounding slip, as two digits give 17);
 - structural counts (layers, heads, dims, experts, entries, ranks) are exact: "256 experts" is 256;
-- counts of machines (GPUs, nodes, units) must be rounded up, as capacity requires: "4,390 GPUs" for
-  a need of 4,389 holds, "580 nodes" for a need of 592 does not, however close;
-- a capacity (requests a unit holds) must be rounded down: "147 requests" where 146.2 fit does not hold.
+- counts of machines (GPUs, nodes, units) and of capacity (requests a unit holds) are exact integers
+  too, every printed digit significant, and each has a direction: a machine count must be the need
+  rounded up ("866 GPUs" for a need of 865.25; "865" is rounded the wrong way), a capacity the fit
+  rounded down ("146 requests" where 146.9 fit; "147" is rounded the wrong way); a count one unit
+  on the safe side ("4,390 GPUs" for a need of 4,389) is a rounding slip, and a count further off,
+  however round ("20 GPUs" for a need of 12), differs;
+- a figure derived from another figure is judged at its own printed digits ("75%" from "3:1" against
+  the configs' 74.2% is a rounding slip);
+- a figure that is the value truncated at its printed digits is a rounding slip ("0.3%" for 0.352%,
+  "25%" for 25.8%), and so is one within one unit of its last digit and 1% of the value (rounded from
+  an already rounded figure); further off it differs ("0.1T" for 0.0023T).
 
 Verdicts of ``judge``, in the order they are tried:
 - ``matches``: the recomputed value satisfies the policy above;
-- ``wrong direction``: a machine count or a capacity within the printed digits but rounded the way
-  capacity cannot use;
+- ``wrong direction``: a machine count or a capacity rounded the way capacity cannot use;
 - ``unit slip``: it matches only when the article's decimal unit is read as its binary counterpart
   (MB as MiB, ...);
-- ``rounding``: it is within one unit of the last printed digit and within 1% (truncated, or
-  rounded from an already rounded figure);
+- ``rounding``: truncated, or within one unit of the last printed digit and 1% (a count: one unit on
+  the safe side);
 - ``differs``: none of the above.
 """
 
@@ -158,16 +166,56 @@ def rounds_to(stated: str, value: float, exact: bool = False, mode: str = "neare
     return abs(got - float(stated)) <= 1e-9 * max(1.0, abs(float(stated)))
 
 
+def needed(claim: "Claim", value: float) -> int:
+    """The whole count a machine or capacity claim must print for ``value``: the need rounded up
+    (machines) or the fit rounded down (capacity)."""
+    need, _ = _directions(claim)
+    return int(to_step(value, 1, need))
+
+
+def _directions(claim: "Claim") -> tuple[str, str]:
+    """(the rounding a count needs, the rounding capacity cannot use)."""
+    return ("up", "down") if claim.unit in MACHINE_UNITS else ("down", "up")
+
+
 def within_policy(claim: "Claim", value: float) -> str:
     """"matches", "wrong direction" or "differs": ``value`` (in the claim's unit) against the claim
     under the precision policy of this module."""
-    exact = claim.unit in EXACT_UNITS
     if claim.unit in MACHINE_UNITS | CAPACITY_UNITS:
-        need, wrong = ("up", "down") if claim.unit in MACHINE_UNITS else ("down", "up")
-        if rounds_to(claim.stated, value, exact, need):
+        if not math.isfinite(value):
+            return "differs"
+        _, wrong = _directions(claim)
+        if float(claim.stated) == needed(claim, value):
             return "matches"
-        return "wrong direction" if rounds_to(claim.stated, value, exact, wrong) else "differs"
-    return "matches" if rounds_to(claim.stated, value, exact) else "differs"
+        return "wrong direction" if float(claim.stated) == to_step(value, 1, wrong) else "differs"
+    return "matches" if rounds_to(claim.stated, value, claim.unit in EXACT_UNITS) else "differs"
+
+
+def one_safe_unit(claim: "Claim", value: float) -> bool:
+    """True for a count one unit on the safe side of what it needs: a machine more, a request fewer."""
+    if claim.unit not in MACHINE_UNITS | CAPACITY_UNITS or not math.isfinite(value):
+        return False
+    over = float(claim.stated) - needed(claim, value)
+    return over == (1 if claim.unit in MACHINE_UNITS else -1)
+
+
+def rounding_slip(claim: "Claim", value: float) -> bool:
+    """True where ``value`` (in the claim's unit) misses the claim by a rounding slip: a figure
+    truncated at its printed digits ("1/16" for 1/16.67), or within one unit of its last digit and 1%
+    of the value (rounded from an already rounded figure); a count one unit on the safe side. A
+    structural count never slips."""
+    if claim.unit in MACHINE_UNITS | CAPACITY_UNITS:
+        return one_safe_unit(claim, value)
+    if claim.unit in EXACT_UNITS or not math.isfinite(value) or value == 0:
+        return False
+    near = abs(value - claim.value) < last_digit(claim.stated) and abs(value - claim.value) <= 0.01 * abs(value)
+    return _truncates(claim, value) or near
+
+
+def _truncates(claim: "Claim", value: float) -> bool:
+    """True where the claim prints ``value`` cut toward zero at its printed digits."""
+    same_sign = (value < 0) == (claim.value < 0)
+    return same_sign and rounds_to(claim.stated.lstrip("-"), abs(value), mode="down")
 
 
 @dataclass(frozen=True)
@@ -193,14 +241,19 @@ def judge(claim: Claim, recomputed_si: float) -> Verdict:
     if found == "matches":
         return Verdict(claim, value, "matches", "")
     if found == "wrong direction":
-        need = "up" if claim.unit in MACHINE_UNITS else "down"
+        need, _ = _directions(claim)
         return Verdict(claim, value, found, f"recomputed {value:,.4g} {unit}: a count capacity needs "
-                                            f"rounded {need}")
+                                            f"rounded {need}, to {needed(claim, value):,}")
+    if one_safe_unit(claim, value):
+        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}: the count needed is "
+                                                 f"{needed(claim, value):,}, one fewer than printed"
+                       if unit in MACHINE_UNITS else f"recomputed {value:,.4g} {unit}: {needed(claim, value):,} "
+                                                     f"fit, one more than printed")
     binary = BINARY_OF.get(unit)
     if binary and rounds_to(claim.stated, recomputed_si / UNITS[binary]):
         return Verdict(claim, value, "unit slip",
                        f"{claim.stated} is the value in {binary}; in {unit} it is {value:,.4g}")
-    close = abs(value - claim.value) < last_digit(claim.stated) and abs(value - claim.value) <= 0.01 * abs(value)
-    if close and unit not in EXACT_UNITS:    # a structural count is never "rounded"
-        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, within one unit of the last digit")
+    if rounding_slip(claim, value):
+        how = "which it truncates" if _truncates(claim, value) else "within one unit of its last digit and 1%"
+        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, {how}")
     return Verdict(claim, value, "differs", f"recomputed {value:,.4g} {unit}")

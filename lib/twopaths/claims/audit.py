@@ -36,7 +36,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Callable
 
-from . import Claim, all_claims, judge, last_digit, within_policy
+from . import (CAPACITY_UNITS, EXACT_UNITS, MACHINE_UNITS, Claim, all_claims, judge, last_digit, needed, rounding_slip,
+               within_policy)
 
 REASONS = ("unit slip", "rounding", "rounding direction", "inconsistent assumption", "wrong term",
            "arithmetic")
@@ -60,6 +61,8 @@ class Check:
     depends: tuple | None = None   # (fact id, option id -> public value in SI)
     basis: str = "the article's inputs"   # what the article-assumption value is computed from
     serving: bool = False    # the public value takes the book's serving assumptions (usable memory ...)
+    carried: Callable[[], float] | None = None   # a count's step from the article's own printed counts
+    fact: bool = False       # the figure is a released model's own: the stated value is its input
 
 
 CHECKS: dict[str, Check] = {}
@@ -67,10 +70,15 @@ CHECKS: dict[str, Check] = {}
 
 def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: str = "",
           explain: str = "", fails: str = "", reasoning: str = "", depends: tuple | None = None,
-          basis: str = "the article's inputs", serving: bool = False):
+          basis: str = "the article's inputs", serving: bool = False,
+          carried: Callable[[], float] | None = None, fact: bool = False):
     """Register the decorated function as the article-assumption recomputation of ``claim_id``;
     ``serving``: its public value is computed under the book's serving assumptions, which its
-    sources then name (serving-topic claims always are)."""
+    sources then name (serving-topic claims always are). A count's recomputation is the need at its
+    own step with every count before it rounded as capacity needs; ``carried`` gives the same step
+    from the counts the article printed, so a count that only carries an earlier wrong rounding is
+    told apart from one that makes its own. ``fact``: the stated value is a figure of the released
+    model, so the configs judge it directly."""
     if reason and reason not in EXPLAINED:
         raise ValueError(f"check {claim_id}: reason {reason!r} is not one of {EXPLAINED}")
     if reason and not explain:
@@ -84,7 +92,7 @@ def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: s
         if claim_id in CHECKS:
             raise ValueError(f"check {claim_id} is registered twice")
         CHECKS[claim_id] = Check(claim_id, fn, public, reason, explain, fails, reasoning, depends,
-                                   basis, serving)
+                                 basis, serving, carried, fact)
         return fn
     return register
 
@@ -174,6 +182,9 @@ def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
         return Judgment("holds", f"recomputed {found.recomputed:,.4g} {claim.unit} from {c.basis}")
     if found.verdict in ("unit slip", "rounding"):
         return Judgment("slip", f"{found.verdict}: {found.note}")
+    upstream = _carried(claim, c, found)
+    if upstream:
+        return Judgment("fails", upstream)
     if found.verdict == "wrong direction":
         return Judgment("fails", f"rounding direction: {found.note}")
     if c.reason and c.fails == "arithmetic":
@@ -183,6 +194,44 @@ def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
         return Judgment("not judged", f"the recomputation prices what the claim names; see "
                                       f"{c.fails}")
     return Judgment("fails", f"unexplained: {found.note}")
+
+
+def _carried(claim: Claim, c: Check, found) -> str:
+    """Why a count differs from its need when the article's own earlier counts explain it ("" when
+    they do not): it follows from them, or this step rounds them the wrong way again."""
+    if c.carried is None:
+        return ""
+    own = judge(claim, c.carried())
+    if own.verdict not in ("matches", "wrong direction") or own.recomputed == found.recomputed:
+        return ""
+    need = needed(claim, found.recomputed)
+    step = (f"from the article's own earlier counts this step gives {own.recomputed:,.4g} {claim.unit}"
+            if own.verdict == "matches" else
+            f"from the article's own earlier counts this step needs {own.recomputed:,.4g} {claim.unit}, "
+            f"which it rounds the wrong way")
+    return (f"rounding direction: {step}; with the counts before it rounded as capacity needs (rounded "
+            f"the wrong way before it: {_wrongly_rounded(claim)}), the need is {need:,} {claim.unit}")
+
+
+def _wrongly_rounded(claim: Claim) -> str:
+    """The earlier counts of ``claim`` whose own arithmetic rounds the wrong way, named."""
+    every = all_claims()
+    named = [every[i] for i in _ancestors(claim.id) if every[i].unit in MACHINE_UNITS | CAPACITY_UNITS]
+    def own(reason: str) -> bool:      # a count that makes an error of its own, not one it only carries
+        return reason.startswith("rounding direction: recomputed") or "rounds the wrong way" in reason
+    wrong = [f"{a.id}, {a.stated} {a.unit}" for a in named
+             if (r := audit_row(a)).arithmetic is not None and own(r.arithmetic.reason)]
+    return "; ".join(wrong) or "none"
+
+
+def _ancestors(claim_id: str) -> list[str]:
+    every, seen, todo = all_claims(), [], list(all_claims()[claim_id].derived_from)
+    while todo:
+        i = todo.pop(0)
+        if i not in seen:
+            seen.append(i)
+            todo += every[i].derived_from
+    return seen
 
 
 def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
@@ -201,7 +250,7 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
     if public is None:
         return Judgment("not compared", "no released config or spec sheet gives this quantity: it "
                                         "rests on the article's own scenario or on a quoted source"), ()
-    if c.reason and c.fails == "reasoning":
+    if c.reason and c.fails == "reasoning" and not c.fact:
         # the recomputation is the quantity the claim names: its inputs hold if the configs give it too
         same = abs(public - recomputed) <= 0.5 * last_digit(claim.stated) or public == recomputed
         verb = "holds" if same else "fails"
@@ -210,8 +259,33 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
                               f"({src})"), ()
     if within_policy(claim, public) == "matches":
         return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit} ({src})"), ()
+    spread = _input_precision(claim)
+    if spread is not None and abs(public - claim.value) <= spread * abs(claim.value):
+        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit}, within the "
+                                 f"{100 * spread:.3g}% its inputs carry: each holds to the digits it "
+                                 f"prints, and the figure follows from them ({src})"), ()
+    if rounding_slip(claim, public):
+        return Judgment("slip", f"rounding: the released configs give {public:,.4g} {claim.unit}, "
+                                f"which {claim.stated} truncates or rounds twice ({src})"), ()
     return Judgment("fails", f"the released configs give {public:,.4g} {claim.unit}, not "
                              f"{claim.stated} ({src})"), ()
+
+
+def _input_precision(claim: Claim) -> float | None:
+    """How precise a derived figure can be, relative to it, where every figure it is derived from holds
+    and some hold only to their printed digits (a "3:1" for 69:24): the sum of their relative
+    half-units, the first-order spread of a product or quotient of them; None otherwise."""
+    every, spread, rounded = all_claims(), 0.0, False
+    for d in claim.derived_from:
+        source = every[d]
+        row = audit_row(source)
+        if row.category != "holds":
+            return None
+        if source.unit in EXACT_UNITS or source.value == 0:
+            continue
+        rounded = rounded or (row.public_config is not None and row.public_config != source.value)
+        spread += 0.5 * last_digit(source.stated) / abs(source.value)
+    return spread if rounded else None
 
 
 def _fact(fact_id: str):
@@ -240,6 +314,8 @@ def overall(claim: Claim, arithmetic: Judgment, inputs: Judgment, reasoning: Jud
         return f"depends on {fact}"
     if arithmetic.status == "slip":
         return f"slip ({'unit' if arithmetic.reason.startswith('unit') else 'rounding'})"
+    if inputs.status == "slip":
+        return "slip (rounding)"
     return "holds"
 
 
@@ -252,6 +328,9 @@ def _legacy_note(c: Check, found) -> tuple[str, str]:
         return "matches", c.explain
     if found.verdict in ("unit slip", "rounding"):
         return "differs", f"{found.verdict}: {found.note}" + (f"; {c.explain}" if c.explain else "")
+    upstream = _carried(all_claims()[c.claim_id], c, found)
+    if upstream:
+        return "differs", upstream
     if found.verdict == "wrong direction":
         return "differs", f"rounding direction: {found.note}"
     if c.reason:

@@ -18,6 +18,7 @@ from ...calc import bare, ep, fleet, moe, placement
 from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
 from ...calc.weights import weight_bytes
+from ...specs import gpu as hardware_gpu
 from ...specs.deployment import deployment, hardware, workload
 from ...specs.params import param_counts
 from ...specs.serving import assumptions
@@ -93,21 +94,32 @@ def node_fanout(experts: int, top_k: int) -> float:
 
 # ---- GPU requirements: the bare count ----
 
+HBM = hardware_gpu("h200").hbm_bytes
+# The sentence gives the weights' share right after the GPU counts it splits, so it is read as GPUs.
+GPU_SHARE = ("the GPU counts its sentence follows (weights' GPUs over all GPUs; by bytes the shares are "
+             "2.8/618.8 TB = 0.45% and 1.6/123.6 TB = 1.29%)")
+
+
+def gpu_share(count: bare.BareCount) -> float:
+    """The weights' share of a bare count's GPUs."""
+    return count.weights_gpus / count.total
+
+
 for m in (K3, PRO):
     t = TAG[m]
     check(f"{t}-weights-bytes", public=lambda m=m: model_weight_bytes(m, "public"))(
         lambda m=m: model_weight_bytes(m, "stated"))
     check(f"{t}-weight-gpus", public=lambda m=m: bare_count(m, "public").weights_gpus,
           serving=True)(
-        lambda m=m: bare_count(m).weights_gpus)
+        lambda m=m: bare_count(m).weight_bytes / HBM)
     check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus, serving=True)(
-        lambda m=m: bare_count(m).kv_gpus)
-    check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share,
-          serving=True)(
-        lambda m=m: bare_count(m).weights_share)
-check("k3-gpus-bare", public=lambda: bare_count(K3, "public").total, serving=True,
-      explain="its own two terms add to 20 + 4,369 = 4,389 GPUs, which 4,390 rounds up")(lambda: bare_count(K3).total)
-check("v4-gpus-bare", public=lambda: bare_count(PRO, "public").total, serving=True)(lambda: bare_count(PRO).total)
+        lambda m=m: bare_count(m).kv_bytes / HBM)
+    check(f"{t}-weight-share-bare", public=lambda m=m: gpu_share(bare_count(m, "public")),
+          serving=True, basis=GPU_SHARE)(
+        lambda m=m: gpu_share(bare_count(m)))
+    check(f"{t}-gpus-bare", public=lambda m=m: bare_count(m, "public").total, serving=True,
+          carried=lambda m=m: bare_count(m).total)(
+        lambda m=m: (bare_count(m).weight_bytes + bare_count(m).kv_bytes) / HBM)
 check("gpu-gap-bare", public=lambda: bare_count(K3, "public").total / bare_count(PRO, "public").total,
       serving=True)(
     lambda: bare_count(K3).total / bare_count(PRO).total)

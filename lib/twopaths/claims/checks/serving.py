@@ -18,9 +18,9 @@ import math
 from functools import cache
 
 from ...calc import decode, disagg, fleet, offload, placement, prefill
-from ...calc.article_fleet import ArticlePlan, article_gain, article_plan
+from ...calc.article_fleet import COUNTS, ArticlePlan, article_gain, article_plan, steps, whole_units
 from ...calc.request import request_bytes
-from ...specs.deployment import deployment, scenarios, standard_scenario, workload
+from ...specs.deployment import deployment, hardware, scenarios, standard_scenario, workload
 from ...specs.alternatives import alternative
 from ...specs.serving import assumptions
 from ..audit import check
@@ -80,13 +80,34 @@ POOLED_FIELDS = ("requests_per_unit", "units", "d_nodes", "p_nodes", "nodes", "g
 
 def planned(claim_id: str, model: str, gpu: str, name: str, scenario: str | None = None, **explained):
     """Register a figure of a deployment plan: the article's, and the public configs' (on an H200
-    under each of its capacity figures). Counts that follow from the pooled unit fail on reasoning."""
+    under each of its capacity figures). Counts that follow from the pooled unit fail on reasoning; a
+    count's arithmetic is its need with earlier counts rounded as capacity needs (``steps``)."""
     if name in POOLED_FIELDS:
         explained["reasoning"] = "; ".join(filter(None, (POOLED, explained.get("reasoning"))))
     if gpu == "h200":
         explained["depends"] = ("h200-capacity", lambda o: field(pub_plan(model, gpu, scenario, o), name))
-    check(claim_id, public=lambda: field(pub_plan(model, gpu, scenario), name), **explained)(
-        lambda: field(art_plan(model, gpu, scenario), name))
+    article = lambda: field(art_plan(model, gpu, scenario), name)   # noqa: E731
+    if name in COUNTS:
+        r = rho(scenario) if scenario else 1.0
+        article = lambda: steps(model, gpu, r)[name].need            # noqa: E731
+        explained["carried"] = lambda: steps(model, gpu, r)[name].carried
+    check(claim_id, public=lambda: field(pub_plan(model, gpu, scenario), name), **explained)(article)
+
+
+def scaled_bound(model: str, gpu: str, scenario: str) -> str:
+    """What is wrong with the article's decode nodes at a duty cycle, its upper bound times rho, or
+    "" where its whole units hold every resident session."""
+    r = rho(scenario)
+    units, held, need = whole_units(model, gpu, r)
+    resident = workload().concurrency * r
+    nodes = deployment(model).ep // hardware().gpus_per_node
+    if units != int(units):
+        return (f"the upper bound times rho: {units * nodes:g} decode nodes are {units:g} units of {nodes} "
+                f"nodes, not whole units; {resident:,.0f} resident sessions need {need} whole units")
+    if held < resident:
+        return (f"the upper bound times rho: {units:g} whole units hold {units:g} x "
+                f"{art_plan(model, gpu).requests_per_unit} = {held:,} sessions, short of {resident:,.0f}")
+    return ""
 
 
 def ratio(name: str, a: tuple, b: tuple, plan=art_plan) -> float:
@@ -128,15 +149,11 @@ check("v4-kv-transfer-time", public=lambda: disagg.handoff(PRO, CONTEXT, "public
 
 # ---- Step 4 and B300: one decode unit, the nodes and GPUs for 10,000 sessions ----
 
-NEAREST_FIT = "rounded to the nearest, up: one session fewer than that fits"
-NEAREST_UNITS = "rounded to the nearest, down: those units hold a few sessions short of 10,000"
 for m in (K3, PRO):
     t = TAG[m]
     planned(f"{t}-unit-kv", m, "h200", "unit_kv")
-    planned(f"{t}-requests-per-unit", m, "h200", "requests_per_unit",
-            **(dict(explain=NEAREST_FIT, reasoning=NEAREST_FIT) if m == PRO else {}))
-    planned(f"{t}-d-units", m, "h200", "units",
-            **(dict(explain=NEAREST_UNITS, reasoning=NEAREST_UNITS) if m == PRO else {}))
+    planned(f"{t}-requests-per-unit", m, "h200", "requests_per_unit")
+    planned(f"{t}-d-units", m, "h200", "units")
     for name in ("d_nodes", "p_nodes"):
         planned(f"{t}-{name.replace('_', '-')}", m, "h200", name)
         planned(f"{t}-b300-{name.replace('_', '-')}", m, "b300", name)
@@ -144,10 +161,8 @@ for m in (K3, PRO):
     planned(f"{t}-gpus-h200", m, "h200", "gpus")
     planned(f"{t}-b300-kv-per-gpu", m, "b300", "kv_per_gpu")
     planned(f"{t}-b300-unit-kv", m, "b300", "unit_kv")
-    planned(f"{t}-b300-requests-per-unit", m, "b300", "requests_per_unit",
-            **(dict(explain=NEAREST_FIT, reasoning=NEAREST_FIT) if m == K3 else {}))
-    planned(f"{t}-b300-d-units", m, "b300", "units",
-            **(dict(explain=NEAREST_UNITS, reasoning=NEAREST_UNITS) if m == K3 else {}))
+    planned(f"{t}-b300-requests-per-unit", m, "b300", "requests_per_unit")
+    planned(f"{t}-b300-d-units", m, "b300", "units")
     planned(f"{t}-nodes-b300", m, "b300", "nodes")
     planned(f"{t}-gpus-b300", m, "b300", "gpus")
     check(f"{t}-b300-improvement", public=lambda m=m: ratio("nodes", (m, "h200"), (m, "b300"), pub_plan),
@@ -175,13 +190,12 @@ check("rho-batch-floor", explain="its own batch scenario, 5 s of decoding in 45 
     lambda: rho("batch"))
 check("hicache-gpu-share")(lambda: 1 - stated("hicache-gpu-reduction"))
 
-NOT_WHOLE = "the upper bound times rho, not a whole number of deployment units"
 for m in (K3, PRO):
     for gpu in ("h200", "b300"):
         for col, scenario in RHO_TAG.items():
             prefix = f"{TAG[m]}-{gpu}"
-            planned(f"{prefix}-d-nodes-{col}", m, gpu, "d_nodes", scenario, explain=NOT_WHOLE,
-                    reasoning=NOT_WHOLE)
+            planned(f"{prefix}-d-nodes-{col}", m, gpu, "d_nodes", scenario,
+                    reasoning=scaled_bound(m, gpu, scenario))
             planned(f"{prefix}-nodes-{col}", m, gpu, "nodes", scenario)
 std = standard_scenario()
 check("node-ratio-all-scenarios", public=lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std), pub_plan),
