@@ -25,7 +25,8 @@ def test_every_difference_in_these_topics_is_explained(rows):
         "trends-v4-pro-activation-rate": "rounding",          # 49/1600 = 3.06%, truncated to 3.0%
         "trends-v4-pro-vocab": "inconsistent assumption",     # 128K nominal; vocab_size 129,280
         "trends-v4-flash-vocab": "inconsistent assumption",
-        "trends-v3-context": "inconsistent assumption",       # 128K trained; max_position_embeddings 163,840
+        "trends-glm-total-params": "rounding",                # 743.4B in GLM-5.2's config; 744B is GLM-5's
+        "v4-larger-base": "inconsistent assumption",          # 1.6T is not larger than 2.8T
         "v4-output-price-fraction": "rounding",               # 100/6 = 16.7, truncated to 16
     }
 
@@ -110,3 +111,43 @@ def test_a_v4_claim_is_checked_against_v4_s_config(monkeypatch):
         read.clear()
         c.article()
         assert not older & set(read) or "V3.2" in c.basis, cid
+
+
+@pytest.fixture(scope="module")
+def every():
+    return {r.id: r for r in audit()}
+
+
+def test_a_stated_figure_of_the_release_is_judged_against_the_config(every):
+    dense = every["v4-dense-ffn-layers"]                 # 3 stated, none in the config
+    assert dense.inputs.status == "fails" and dense.reasoning.status == "fails"
+
+
+def test_external_models_are_read_from_their_config_excerpts(rows):
+    for cid, value in (("trends-glm-layers", 78), ("trends-glm-independent-index-layers", 21),
+                       ("trends-glm-index-share-layers", 4), ("mixtral-experts", 8),
+                       ("trends-qwen-linear-ratio", 3), ("latent-moe-chain-matrices", 4)):
+        r = rows[cid]
+        assert r.public_config == value and r.overall == "holds", cid
+        assert "config" in r.source or "excerpt" in r.source or "model card" in r.source, cid
+    assert rows["trends-k3-vision-params"].public_config == pytest.approx(401.2, abs=0.05)
+    assert rows["trends-glm-total-params"].overall == "slip (rounding)"       # 743.4B printed as 744B
+    assert rows["trends-v3-context"].overall == "holds"        # 128K, V3's documented context
+
+
+def test_attributions_and_comparisons_are_claims(every):
+    hc = every["hc-proposed-by-kimi"]
+    assert hc.overall == "wrong: inputs" and "ByteDance" in hc.note and "2409.19606" in hc.source
+    base = every["v4-larger-base"]                      # 1.6T is not larger than 2.8T
+    assert base.recomputed == 0 and base.arithmetic.status == "fails"
+    # a ratio derived from benchmark scores is consistent with them, which verifies nothing
+    assert every["flash-terminal-bench-gain"].overall == "consistent, not verified"
+
+
+def test_what_stays_unchecked_says_which_kind_it_is(every):
+    from twopaths.claims import UNCHECKABLE
+    left = [r for r in every.values() if r.category == "not checkable"]
+    assert left and all(r.note.split(":")[0] in UNCHECKABLE for r in left)
+    # GLM-5.2 and Mixtral have configs now: what is left of them is scores, prices and API limits
+    kinds = {r.note.split(":")[0] for r in left if r.id.startswith(("trends-glm-", "mixtral-"))}
+    assert kinds == {"benchmark score", "price", "no source in the project"}

@@ -108,3 +108,38 @@ def test_bare_counts_name_the_usable_memory_their_public_value_assumes():
     for cid in ("k3-kv-gpus", "v4-kv-gpus", "k3-gpus-bare", "gpu-gap-bare"):
         assert share in rows[cid].source, cid
     assert "serving assumptions" not in rows["k3-weights-bytes"].source   # bytes need no GPU
+
+
+def test_a_decode_step_is_not_a_unit_cost(rows):
+    r = rows["unit-cost-ratio"]
+    assert r.arithmetic.status == "holds"                 # 55.1 / 134.7 = 0.41, printed as about 40%
+    assert r.reasoning.status == "fails" and "190 / 812 = 0.23" in r.reasoning.reason
+    assert r.category == "wrong"
+
+
+def test_decode_speeds_above_the_article_s_own_step_times(rows):
+    for cid, cap in (("decode-speed", 87), ("k3-decode-speed-low", 36), ("k3-decode-speed-high", 36)):
+        r = rows[cid]
+        assert r.recomputed == pytest.approx(cap, abs=0.5) and r.recomputed < float(r.stated), cid
+        assert r.reasoning.status == "fails" and f"{cap} tokens/s" in r.reasoning.reason, cid
+
+
+def test_the_per_gpu_overhead_against_step_2_and_the_configs(rows):
+    # 5 GB a GPU for attention and embedding, against the 0.6T step 2 takes off for them
+    assert "600 GB" in rows["k3-ep32-free-per-gpu"].reasoning.reason
+    assert "300 GB" in rows["v4-ep16-free-per-gpu"].reasoning.reason
+    for cid, gb in (("k3-per-gpu-overhead", 113.5), ("v4-per-gpu-overhead", 27.7)):
+        r = rows[cid]
+        assert r.public_config == pytest.approx(gb, abs=0.05) and r.overall == "wrong: inputs", cid
+
+
+def test_the_sentences_registered_from_part_iii(rows):
+    assert rows["prefill-takes-seconds"].overall == "holds"           # a 500K prompt takes seconds
+    assert rows["workload-over-architecture"].recomputed == 1         # 4.51 against 4.27
+    assert rows["workload-architecture-same-order"].recomputed == pytest.approx(4.51 / 4.23, abs=0.01)
+    dual = rows["dualpath-session-context"]
+    assert dual.recomputed == pytest.approx(67.353) and "67,353" in dual.reasoning.reason
+    assert rows["assessment-lower-ceiling"].reasoning.status == "fails"     # K3 holds more at every length
+    # what the scenario assumes checks nothing: its arithmetic is consistent, not verified
+    for cid in ("rho-agent", "rho-api", "rho-batch", "w-decode"):
+        assert rows[cid].overall == "consistent, not verified", cid

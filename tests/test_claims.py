@@ -132,6 +132,9 @@ def test_optional_fields_are_checked():
         make(checkable=False)
     with pytest.raises(ValueError, match="checkable"):
         make(checkable="")
+    with pytest.raises(ValueError, match="must start with one of"):
+        make(checkable="assumption")             # a reason outside the fixed kinds
+    assert make(checkable="price: an API's list price").checkable.startswith("price")
     with pytest.raises(ValueError, match="itself"):
         make(derived_from=["y"])
     with pytest.raises(ValueError, match="itself"):

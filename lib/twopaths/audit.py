@@ -7,8 +7,11 @@
     python -m twopaths.audit --topic kv_cache     # one topic (repeatable)
     python -m twopaths.audit --verdict wrong      # one overall verdict (repeatable)
     python -m twopaths.audit --failed inputs      # claims whose inputs judgment fails (or slips)
+    python -m twopaths.audit --coverage           # how many of the article's numeric sentences a
+                                                  # claim covers, and the ones none does
 
 Verdicts: holds, article-inputs (holds only under the article's inputs), depends, slip, wrong,
+consistent (consistent, not verified: its arithmetic rests on figures no source checks),
 not-checkable. The precision policy and the judgments are described in ``twopaths.claims`` and
 ``twopaths.claims.audit``.
 """
@@ -26,7 +29,8 @@ from .claims import topics
 from .claims.audit import CATEGORIES, JUDGMENTS, as_dicts, audit
 from .errors import ParameterError, check_list
 
-VERDICTS = dict(zip(("wrong", "article-inputs", "depends", "slip", "holds", "not-checkable"), CATEGORIES))
+VERDICTS = dict(zip(("wrong", "article-inputs", "depends", "slip", "holds", "consistent", "not-checkable"),
+                    CATEGORIES))
 
 
 def _num(x, unit: str) -> str:
@@ -56,6 +60,23 @@ def table(rows, width: int | None = None) -> str:
     return "\n\n".join([block(r, width) for r in rows] + ["\n".join(textwrap.wrap(tail, width))])
 
 
+def coverage_report(fmt: str) -> int:
+    """Print the coverage report (imported late: it reads the article's text, which the audit does
+    not need)."""
+    from dataclasses import asdict
+
+    from .claims.coverage import as_text, report
+
+    try:
+        cov = report()
+    except (OSError, ValueError) as e:     # the article folder is missing, or exempt.yaml is broken
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    print(json.dumps(asdict(cov), indent=1, ensure_ascii=False) if fmt == "json"
+          else as_text(cov, partial=True))
+    return 0
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="python -m twopaths.audit", description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -63,7 +84,11 @@ def main(argv=None) -> int:
     ap.add_argument("--topic", action="append", help="a claims topic: " + ", ".join(topics()))
     ap.add_argument("--verdict", action="append", choices=list(VERDICTS), help="keep one overall verdict")
     ap.add_argument("--failed", choices=JUDGMENTS, help="keep claims whose judgment fails or slips")
+    ap.add_argument("--coverage", action="store_true",
+                    help="which numeric sentences of the article the claims cover (claims.coverage)")
     args = ap.parse_args(argv)
+    if args.coverage:
+        return coverage_report(args.format)
     try:
         rows = audit(check_list("topic", args.topic, topics()) if args.topic else None)
     except ParameterError as e:

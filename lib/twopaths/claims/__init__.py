@@ -57,13 +57,21 @@ SCALED_UNITS = {
 }
 # Plain counts, compared as they are ("number": a dimensionless value that is not a ratio, e.g. a bound).
 COUNT_UNITS = {"layers", "heads", "dims", "experts", "entries", "GPUs", "nodes", "units", "requests",
-               "count", "rank", "points", "number"}
-EXACT_UNITS = {"layers", "heads", "dims", "experts", "entries", "count", "rank"}   # structural counts
+               "count", "rank", "points", "number", "statement"}
+# Structural counts, and "statement": a claim with no figure (a comparison, an attribution) is stated
+# as 1, true, and a check returns 1 where its source bears it out and 0 where it does not.
+EXACT_UNITS = {"layers", "heads", "dims", "experts", "entries", "count", "rank", "statement"}
 MACHINE_UNITS = {"GPUs", "nodes", "units"}    # what capacity needs: rounded up
 CAPACITY_UNITS = {"requests"}                 # what a unit holds: rounded down
 SCALE = UNITS | SCALED_UNITS   # the SI value of one of each unit that has a scale
 CLAIM_UNITS = set(SCALE) | COUNT_UNITS | {"%", "x"}
 VERSIONS = ("en", "zh")   # the article's English version and its Chinese original
+# Why a claim cannot be recomputed: a claim left unchecked says which of these it is ("kind" or
+# "kind: detail"). Scores, prices, the future and opinions are no recomputation's to give; the article's
+# own scenario is a choice, a measurement or a design detail someone reports is theirs, and a source
+# the project cannot hold (a config not published where it can read it) is named as such.
+UNCHECKABLE = ("benchmark score", "price", "future event", "opinion", "scenario assumption",
+               "reported measurement", "quoted design detail", "bibliographic detail", "no source in the project")
 
 
 @dataclass(frozen=True)
@@ -79,17 +87,21 @@ class Claim:
     differs_from: str | None = None          # the id of the same claim as the other version prints it
     checkable: bool | str = True             # True, or why no recomputation can check it
     note: str = ""
+    printed: tuple[str, ...] = ()            # the figures its sentence prints, where ``stated`` is none of them
 
     def __post_init__(self):
         if self.unit not in CLAIM_UNITS:
             raise ValueError(f"claim {self.id}: unit {self.unit!r} is not one of {sorted(CLAIM_UNITS)}")
         float(self.stated)   # a stated value must be a number as printed
-        for name in ("versions", "inputs", "derived_from"):   # YAML gives lists; a frozen claim keeps tuples
+        for name in ("versions", "inputs", "derived_from", "printed"):   # YAML lists; a frozen claim keeps tuples
             object.__setattr__(self, name, tuple(getattr(self, name)))
         if not self.versions or len(set(self.versions)) < len(self.versions) or not set(self.versions) <= set(VERSIONS):
             raise ValueError(f"claim {self.id}: versions {self.versions!r} must name one or both of {VERSIONS}")
         if self.checkable is not True and not (isinstance(self.checkable, str) and self.checkable):
             raise ValueError(f"claim {self.id}: checkable must be true or a reason, got {self.checkable!r}")
+        if isinstance(self.checkable, str) and self.checkable.split(":")[0] not in UNCHECKABLE:
+            raise ValueError(f"claim {self.id}: checkable {self.checkable!r} must start with one of "
+                             f"{UNCHECKABLE} (\"kind\" or \"kind: detail\")")
         if self.id == self.differs_from or self.id in self.derived_from:
             raise ValueError(f"claim {self.id}: refers to itself")
 

@@ -10,7 +10,8 @@ serving plan). Each claim gets three judgments, each with its reason:
   down)? ``holds``, ``slip`` (a unit slip or a rounding) or ``fails``; ``not judged`` where the
   recomputation prices another quantity than the article computed (see the other two);
 - **inputs**: are those inputs true of the released models and hardware? The public-config value,
-  judged by the same policy, with its source: ``holds``, ``fails``, ``depends`` (an uncertain fact of
+  judged by the same policy, with its source: ``holds``, ``slip`` (a rounding slip of the configs'
+  value), ``fails``, ``depends`` (an uncertain fact of
   ``specs/alternatives.yaml`` whose options disagree) or ``not compared`` (no config or spec sheet
   gives the quantity: a scenario, a price, a quotation);
 - **reasoning**: is the quantity the one the argument needs (term, unit, denominator, rounding
@@ -19,8 +20,10 @@ serving plan). Each claim gets three judgments, each with its reason:
 The overall verdict follows from the three (``overall``): ``wrong: <failed judgments>`` where the
 arithmetic or the reasoning fails; ``holds only under the article's inputs`` where only the inputs
 fail and the figure is derived from them, ``wrong: inputs`` where the figure states the input itself
-or also slips; ``depends on <fact>``; ``slip (unit)`` or ``slip (rounding)``; ``holds``. No claim whose
-inputs the configs contradict is ``holds``.
+or also slips; ``depends on <fact>``; ``slip (unit)`` or ``slip (rounding)``; ``consistent, not
+verified`` where the arithmetic holds but rests on figures no source checks (a benchmark score, a
+price, the article's own scenario): internal consistency is not verification; ``holds``. No claim
+whose inputs the configs contradict is ``holds``.
 
 The legacy ``verdict`` (``matches``, ``differs``, ``not checkable``: the article's arithmetic alone)
 and ``note`` are kept, with the note starting with one of ``REASONS`` where the claim differs. "unit
@@ -40,13 +43,14 @@ from . import (CAPACITY_UNITS, EXACT_UNITS, MACHINE_UNITS, Claim, all_claims, ju
                within_policy)
 
 REASONS = ("unit slip", "rounding", "rounding direction", "inconsistent assumption", "wrong term",
-           "arithmetic")
+           "arithmetic", "misattribution")
 EXPLAINED = REASONS[3:] + ("unit slip",)    # the reasons a check may give
 JUDGMENTS = ("arithmetic", "inputs", "reasoning")
 # The judgment an explained reason belongs to; "inconsistent assumption" names its own (``fails``).
-REASON_FAILS = {"wrong term": "reasoning", "arithmetic": "arithmetic", "unit slip": "arithmetic"}
+REASON_FAILS = {"wrong term": "reasoning", "arithmetic": "arithmetic", "unit slip": "arithmetic",
+                "misattribution": "inputs"}
 CATEGORIES = ("wrong", "holds only under the article's inputs", "depends", "slip", "holds",
-              "not checkable")
+              "consistent, not verified", "not checkable")
 
 
 @dataclass(frozen=True)
@@ -63,6 +67,7 @@ class Check:
     serving: bool = False    # the public value takes the book's serving assumptions (usable memory ...)
     carried: Callable[[], float] | None = None   # a count's step from the article's own printed counts
     fact: bool = False       # the figure is a released model's own: the stated value is its input
+    cite: str = ""           # the public value's source, where the claim's names do not lead to it
 
 
 CHECKS: dict[str, Check] = {}
@@ -71,14 +76,15 @@ CHECKS: dict[str, Check] = {}
 def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: str = "",
           explain: str = "", fails: str = "", reasoning: str = "", depends: tuple | None = None,
           basis: str = "the article's inputs", serving: bool = False,
-          carried: Callable[[], float] | None = None, fact: bool = False):
+          carried: Callable[[], float] | None = None, fact: bool = False, cite: str = ""):
     """Register the decorated function as the article-assumption recomputation of ``claim_id``;
     ``serving``: its public value is computed under the book's serving assumptions, which its
     sources then name (serving-topic claims always are). A count's recomputation is the need at its
     own step with every count before it rounded as capacity needs; ``carried`` gives the same step
     from the counts the article printed, so a count that only carries an earlier wrong rounding is
     told apart from one that makes its own. ``fact``: the stated value is a figure of the released
-    model, so the configs judge it directly."""
+    model, so the configs judge it directly. ``cite``: the public value's source, where the models and
+    GPUs the claim names do not lead to it."""
     if reason and reason not in EXPLAINED:
         raise ValueError(f"check {claim_id}: reason {reason!r} is not one of {EXPLAINED}")
     if reason and not explain:
@@ -92,7 +98,7 @@ def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: s
         if claim_id in CHECKS:
             raise ValueError(f"check {claim_id} is registered twice")
         CHECKS[claim_id] = Check(claim_id, fn, public, reason, explain, fails, reasoning, depends,
-                                 basis, serving, carried, fact)
+                                 basis, serving, carried, fact, cite)
         return fn
     return register
 
@@ -236,7 +242,7 @@ def _ancestors(claim_id: str) -> list[str]:
 
 def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
             serving: bool) -> tuple[Judgment, tuple]:
-    src = sources(claim, serving)
+    src = c.cite or sources(claim, serving)
     if c.depends:
         fact_id, fn = c.depends
         alt = _fact(fact_id)
@@ -316,6 +322,8 @@ def overall(claim: Claim, arithmetic: Judgment, inputs: Judgment, reasoning: Jud
         return f"slip ({'unit' if arithmetic.reason.startswith('unit') else 'rounding'})"
     if inputs.status == "slip":
         return "slip (rounding)"
+    if inputs.status == "not compared" and not all(all_claims()[d].checkable is True for d in claim.derived_from):
+        return "consistent, not verified"
     return "holds"
 
 
@@ -356,7 +364,7 @@ def audit_row(claim: Claim) -> Row:
     fact = _fact(c.depends[0]).fact if c.depends else ""
     return Row(recomputed=found.recomputed, public_config=public, verdict=verdict, note=note,
                arithmetic=a, inputs=i, reasoning=r, overall=overall(claim, a, i, r, fact),
-               source=sources(claim, serving) if public is not None or c.depends else "",
+               source=(c.cite or sources(claim, serving)) if public is not None or c.depends else "",
                alternatives=alts, **base)
 
 

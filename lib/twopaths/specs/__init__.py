@@ -79,6 +79,8 @@ class GPUSpec:
     device_bytes: float | None = None    # what the driver exposes (nvidia-smi memory.total)
     device_source: str = ""
     scale_out_bandwidth: float = 50e9    # per direction to other nodes; a GPU given without it: one 400 Gb/s NIC
+    gpus_per_node: int | None = None     # in the server the spec sheet names (HGX H200, DGX B300)
+    node_source: str = ""
 
 
 @cache
@@ -202,8 +204,8 @@ def add_gpu(gpu_id: str, fields: Mapping) -> str:
 def gpu(gpu_id: str) -> GPUSpec:
     check_choice("gpu", gpu_id, gpu_ids())
     d = dict(_gpus()[gpu_id])
-    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in ("name", "source", "alternatives", "device_source") else v)
-                                 for k, v in d.items()})
+    as_is = ("name", "source", "alternatives", "device_source", "gpus_per_node", "node_source")
+    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in as_is else v) for k, v in d.items()})
 
 
 from .from_config import from_config  # noqa: E402  (it builds the dataclasses above)

@@ -7,3 +7,4 @@ from . import benchmarks  # noqa: F401
 from . import hardware  # noqa: F401
 from . import parallelism  # noqa: F401
 from . import serving  # noqa: F401
+from . import attribution  # noqa: F401

@@ -21,7 +21,7 @@ import numpy as np
 
 from ...calc import attention_flops, kv
 from ...layers import routers
-from ...specs import model
+from ...specs import excerpts, model
 from ...specs.alternatives import alternative
 from ...specs.params import param_counts
 from .. import SCALE, all_claims
@@ -195,7 +195,34 @@ check("k3-sparsest",
                 "ranking sets two shares with unlike denominators side by side")(
     lambda: k3_rank({"k3": stated("k3-expert-activation-rate"), "v4": stated("v4-expert-activation-rate"),
                      "mixtral": stated("mixtral-expert-activation-rate")}))
-check("mixtral-expert-activation-rate")(lambda: stated("mixtral-experts-per-token") / stated("mixtral-experts"))
+def external(claim_id: str, model_id: str, read, **explained):
+    """Register a figure of a model the project keeps only a config excerpt of (``specs/excerpts.yaml``):
+    both columns read it, as ``fact`` does for the registry's models."""
+    def value():
+        return float(read(excerpts.excerpt(model_id)))
+    check(claim_id, public=value, fact=True, basis=f"{model_id}'s config excerpt", cite=excerpts.source(model_id),
+          **explained)(value)
+
+
+MIXTRAL = "mixtral-8x7b"
+external("mixtral-experts", MIXTRAL, lambda c: excerpts.moe_layout(c)["routed_experts"])
+external("mixtral-experts-per-token", MIXTRAL, lambda c: excerpts.moe_layout(c)["experts_per_token"])
+check("mixtral-expert-activation-rate", cite=excerpts.source(MIXTRAL),
+      public=lambda: (lambda lay: lay["experts_per_token"] / lay["routed_experts"])(
+          excerpts.moe_layout(excerpts.excerpt(MIXTRAL))))(
+    lambda: stated("mixtral-experts-per-token") / stated("mixtral-experts"))
+
+
+def latent_chain(model_id: str) -> int:
+    """Matrix products a routed token passes through in sequence: the expert's up (its gate beside it)
+    and down, and around them a down and an up projection where the experts work in a latent narrower
+    than the hidden size (``routed_expert_hidden_size``)."""
+    c = config(model_id)
+    latent = c.get("routed_expert_hidden_size", c["hidden_size"]) < c["hidden_size"]
+    return 2 + 2 * latent
+
+
+fact("latent-moe-chain-matrices", K3, latent_chain)
 fact("situ-gate-softcap", K3, key("activation_situ_beta"))
 fact("situ-linear-softcap", K3, key("activation_situ_linear_beta"))
 fact("k3-hidden-size", K3, key("hidden_size"))

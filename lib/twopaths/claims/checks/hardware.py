@@ -10,11 +10,11 @@ activated parameters in their shipped formats, and the caches the configs define
 from __future__ import annotations
 
 from ...calc import cost, kv, placement
+from ...calc.article_fleet import article_plan
 from ...calc.disagg import link_bandwidth
 from ...calc.request import activated_weight_bytes, model_weight_bytes
 from ...calc.weights import WEIGHT_FORMATS
 from ...specs import gpu
-from ...specs.alternatives import alternative
 from ...specs.deployment import deployment, hardware
 from ...specs.params import param_counts
 from ...specs.serving import assumptions
@@ -56,9 +56,18 @@ def datasheet(claim_id: str, value, **explained):
     check(claim_id, public=value, basis="the datasheet figures of specs/gpus.yaml", **explained)(value)
 
 
-check("h200-hbm", depends=("h200-capacity", lambda o: assumptions(
-    "book", **alternative("h200-capacity").option(o).settings).capacity_bytes("h200")))(lambda: hbm("h200"))
+# The claim names the datasheet's HBM; what a serving engine is given of it is a fact of the claims
+# that divide by it (specs/alternatives.yaml h200-capacity), not of this one.
+datasheet("h200-hbm", lambda: hbm("h200"))
 datasheet("h200-bandwidth", lambda: bandwidth("h200"))
+check("hgx-h200-gpus-per-node", public=lambda: gpu("h200").gpus_per_node, fact=True,
+      basis=gpu("h200").node_source, cite=gpu("h200").node_source)(lambda: gpu("h200").gpus_per_node)
+check("dgx-b300-gpus-per-node", public=lambda: gpu("b300").gpus_per_node, fact=True,
+      basis=gpu("b300").node_source, cite=gpu("b300").node_source)(lambda: gpu("b300").gpus_per_node)
+check("ib-bandwidth", public=lambda: gpu("h200").scale_out_bandwidth, fact=True,
+      basis="one 400 Gb/s NIC a GPU in an HGX H200 (specs/gpus.yaml scale_out_bandwidth)",
+      cite="specs/gpus.yaml h200 scale_out_bandwidth: one ConnectX-7 400 Gb/s NIC a GPU (AIConfigurator "
+           "systems/h200_sxm.yaml inter_node_bw)")(lambda: gpu("h200").scale_out_bandwidth)
 datasheet("h200-nvlink-bandwidth", lambda: 2 * gpu("h200").nvlink_bandwidth,
           explain="per GPU, both directions together (450 GB/s each way)",
           reasoning="900 GB/s is one GPU's NVLink bandwidth, not the node's aggregate the claim names "
@@ -87,8 +96,18 @@ check("v4-active-share-h200", public=lambda: active_share(PRO, "h200", "public")
 
 check("decode-bandwidth-ratio", public=lambda: cost.bandwidth_ratio(PRO, K3, basis="public"))(
     lambda: cost.bandwidth_ratio(PRO, K3, rounding="article"))
+def fleet_ratio(gpu_id: str = "h200") -> float:
+    """DSV4's nodes over K3's for the same 10,000 sessions, as the article's own fleet counts them."""
+    return article_plan(PRO, gpu_id).nodes / article_plan(K3, gpu_id).nodes
+
+
+UNIT_COST = (f"one request's decode step is not a cost per unit of inference, which is what a fleet costs "
+             f"for the sessions it serves: the article's own fleets give {article_plan(PRO).nodes} / "
+             f"{article_plan(K3).nodes} = {fleet_ratio():.2f} on H200 and {article_plan(PRO, 'b300').nodes} / "
+             f"{article_plan(K3, 'b300').nodes} = {fleet_ratio('b300'):.2f} on B300, and the book's plans "
+             f"less (chapter 13)")
 check("unit-cost-ratio", public=lambda: cost.bandwidth_ratio(PRO, K3, basis="public"),
-      explain="the ratio it restates is 0.41, i.e. 41%, printed as about 40%")(
+      explain="the ratio it restates is 0.41, i.e. 41%, printed as about 40%", reasoning=UNIT_COST)(
     lambda: cost.bandwidth_ratio(PRO, K3, rounding="article"))
 check("active-param-ratio", public=lambda: param_counts(K3).activated() / param_counts(PRO).activated())(
     lambda: deployment(K3).activated_params / deployment(PRO).activated_params)

@@ -19,7 +19,7 @@ from ...calc.request import model_weight_bytes
 from ...calc.rounding import to_step
 from ...calc.weights import weight_bytes
 from ...specs import gpu as hardware_gpu
-from ...specs.deployment import deployment, hardware, workload
+from ...specs.deployment import anchors, deployment, hardware, workload
 from ...specs.params import param_counts
 from ...specs.serving import assumptions
 from .. import claims
@@ -156,6 +156,27 @@ check("k3-expert-bytes", public=lambda: public_expert_bytes(K3))(lambda: ep.arti
 check("v4-expert-bytes", public=lambda: public_expert_bytes(PRO),
       explain="over 256 routed experts (V3's count); V4-Pro's config has 384, shipped in FP4")(
     lambda: ep.article_expert_bytes(PRO, "article"))
+def non_routed_bytes(model: str) -> float:
+    """Every weight outside the routed experts, in the shipped formats: what each GPU of an
+    attention-DP unit holds whole beside its experts."""
+    return sum(b for group, b in weight_bytes(model).items() if group != "routed_experts")
+
+
+for m in (K3, PRO):
+    d = deployment(m)
+    check(f"{TAG[m]}-per-gpu-overhead", public=lambda m=m: non_routed_bytes(m), fact=True,
+          reason="inconsistent assumption", fails="inputs",
+          basis=f"{m}'s config: every weight outside the routed experts, as shipped",
+          explain=f"the weights outside the routed experts (attention, embeddings, shared experts, router "
+                  f"and the rest) hold {(total(m) - group_params(m, 'routed_experts')) / 1e9:.1f}B parameters, "
+                  f"{non_routed_bytes(m) / 1e9:.1f} GB as shipped, all of it on each GPU under attention DP; "
+                  f"the article's own step 2 takes {sum(d.excluded_params.values()) / 1e12:g}T off for them")(
+        lambda m=m: non_routed_bytes(m))
+DEEPSEEK_EPLB = anchors("decode_throughput")["deepseek-production"]
+check("eplb-redundant-experts", public=lambda: DEEPSEEK_EPLB["redundant_experts"], fact=True,
+      basis=f"DeepSeek's production decode layout ({DEEPSEEK_EPLB['source']})",
+      cite=f"specs/anchors.yaml deepseek-production: {DEEPSEEK_EPLB['source']}")(
+    lambda: DEEPSEEK_EPLB["redundant_experts"])
 check("eplb-experts", public=lambda: moe.routed_experts(PRO, "public") + deployment(PRO).redundant_experts)(
     lambda: moe.routed_experts(PRO) + deployment(PRO).redundant_experts)
 
@@ -163,7 +184,19 @@ check("eplb-experts", public=lambda: moe.routed_experts(PRO, "public") + deploym
 
 FIELDS = {"nodes": "nodes", "experts-per-gpu": "experts_per_gpu", "weights-per-gpu": "weights_per_gpu",
           "free-per-gpu": "kv_per_gpu"}
-EXPLAINED = {"k3-ep16-free-per-gpu": dict(
+def overhead_fault(model: str) -> str:
+    """Why the article's per-GPU overhead for attention and embedding contradicts its own step 2."""
+    d = deployment(model)
+    held = sum(d.excluded_params.values())      # one byte a parameter, as the article prices them
+    return (f"inconsistent assumption: {d.overhead_bytes / 1e9:g} GB a GPU for attention and embedding, while "
+            f"step 2 takes {held / 1e12:g}T parameters off the experts for them: {held / 1e9:,.0f} GB at one "
+            f"byte a parameter, every GB of it on each GPU under the attention DP its unit runs, and still "
+            f"{held / d.ep / 1e9:.1f} GB a GPU were they split over the {d.ep} GPUs")
+
+
+EXPLAINED = {"k3-ep32-free-per-gpu": dict(reasoning=overhead_fault(K3)),
+             "v4-ep16-free-per-gpu": dict(reasoning=overhead_fault(PRO)),
+             "k3-ep16-free-per-gpu": dict(
     reason="inconsistent assumption", fails="reasoning",
     explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
             "with it EP=16 has no room at all")}

@@ -117,8 +117,13 @@ def ratio(name: str, a: tuple, b: tuple, plan=art_plan) -> float:
 def ttft_headroom(model: str, basis: str = "stated") -> float:
     """1 - time to first token / budget, the first token waiting at least for its prompt's prefill
     (the average context, at peak FP8 on the GPUs of one deployment unit)."""
-    ttft = prefill.ttft_bound(model, "h200", CONTEXT, deployment(model).ep, basis=basis)
-    return 1 - ttft / workload().latency_budget
+    return 1 - prefill_seconds(model, basis) / workload().latency_budget
+
+
+def prefill_seconds(model: str, basis: str = "stated") -> float:
+    """The least time a 500K-token prompt's prefill takes: at the peak FP8 rate of the GPUs of one
+    deployment unit (``calc.prefill.ttft_bound``)."""
+    return prefill.ttft_bound(model, "h200", CONTEXT, deployment(model).ep, basis=basis)
 
 
 def smaller_beyond(a: str, b: str, basis: str = "stated") -> float:
@@ -146,6 +151,11 @@ check("v4-request-500k", public=lambda: request(pub(PRO), CONTEXT), reason="unit
     lambda: request(art(PRO), CONTEXT))
 check("v4-kv-transfer-time", public=lambda: disagg.handoff(PRO, CONTEXT, "public").kv_seconds)(
     lambda: disagg.handoff(PRO, CONTEXT, "stated", "article").kv_seconds)
+
+# "multi-second to tens-of-seconds": true where a 500K-token prompt's prefill takes at least a second
+check("prefill-takes-seconds", public=lambda: float(prefill_seconds(K3, "public") >= 1),
+      basis="a 500K-token prompt's prefill at the peak FP8 rate of the GPUs of one deployment unit")(
+    lambda: float(prefill_seconds(K3) >= 1))
 
 # ---- Step 4 and B300: one decode unit, the nodes and GPUs for 10,000 sessions ----
 
@@ -197,6 +207,25 @@ for m in (K3, PRO):
             planned(f"{prefix}-d-nodes-{col}", m, gpu, "d_nodes", scenario,
                     reasoning=scaled_bound(m, gpu, scenario))
             planned(f"{prefix}-nodes-{col}", m, gpu, "nodes", scenario)
+def workload_over_architecture(plan=art_plan) -> float:
+    """K3's agent-to-batch node ratio over its node ratio to DSV4 at the standard scenario (H200)."""
+    std = standard_scenario()
+    return (ratio("nodes", (K3, "h200", "agent"), (K3, "h200", "batch"), plan)
+            / ratio("nodes", (K3, "h200", std), (PRO, "h200", std), plan))
+
+
+# Both ratios come from pooled units, but the book's plans, which do not pool, rank them the same way.
+check("workload-over-architecture", public=lambda: float(workload_over_architecture(pub_plan) > 1))(
+    lambda: float(workload_over_architecture() > 1))
+check("workload-architecture-same-order", public=lambda: workload_over_architecture(pub_plan))(
+    workload_over_architecture)
+APPENDED = stated("dualpath-rounds") * stated("dualpath-tokens-per-round")
+check("dualpath-session-context", reason="inconsistent assumption", fails="reasoning",
+      explain=f"DualPath's own trace, {stated('dualpath-rounds'):.0f} rounds of "
+              f"{stated('dualpath-tokens-per-round'):.0f} appended tokens, adds {APPENDED:,.0f} tokens a "
+              f"session; a {CONTEXT / 1e3:.0f}K-token average over the session would need a prompt of about "
+              f"{(CONTEXT - APPENDED / 2) / 1e3:.0f}K tokens before the first round, which the article does "
+              f"not state")(lambda: APPENDED)
 std = standard_scenario()
 check("node-ratio-all-scenarios", public=lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std), pub_plan),
       reason="arithmetic", explain="at rho = 25% its own node counts give 203/48 = 4.23; 4.27 holds for the upper "
@@ -219,9 +248,34 @@ for m in (K3, PRO):
                   "which at 500K tokens takes over a second even at the peak FP8 rate of a whole unit")(
         lambda m=m: ttft_headroom(m))
 
+# ---- decode speed against the article's own step times ----
+
+def session_cap(model: str, basis: str = "stated") -> float:
+    """Tokens a second one session can decode at most: one token a step, at the article's own printed
+    step time (``stated``) or the book's bound for one request on the article's unit (``public``)."""
+    if basis == "stated":
+        return 1 / stated(f"{TAG[model]}-decode-step-h200")
+    return 1 / decode.single_request_step(model, "h200", basis="public")
+
+
+def faster_than_steps(*models: str) -> str:
+    caps = " and ".join(f"{1e3 * stated(f'{TAG[m]}-decode-step-h200'):g} ms for {m}" for m in models)
+    return (f"an assumed speed above what the article's own step times allow: one token a step at {caps} "
+            f"caps a lone session at " + " and ".join(f"{session_cap(m):.0f}" for m in models) + " tokens/s")
+
+
+check("decode-speed", public=lambda: max(session_cap(m, "public") for m in (K3, PRO)),
+      reason="inconsistent assumption", fails="reasoning", explain=faster_than_steps(K3, PRO),
+      basis="the faster of the article's own step times (DSV4's)")(
+    lambda: max(session_cap(m) for m in (K3, PRO)))
+for end in ("low", "high"):
+    check(f"k3-decode-speed-{end}", public=lambda: session_cap(K3, "public"), reason="inconsistent assumption",
+          fails="reasoning", explain=faster_than_steps(K3), basis="K3's own step time")(lambda: session_cap(K3))
+
 # ---- Mitigation ----
 
-check("kda-advantage-context", public=lambda: smaller_beyond(K3, PRO, "public"), reason="inconsistent assumption",
-      fails="reasoning",
-      explain="K3's 24 MLA layers still grow with the context, faster per token than DSV4's whole cache, "
-              "so K3 holds more at every length")(lambda: smaller_beyond(K3, PRO))
+for cid in ("kda-advantage-context", "assessment-lower-ceiling"):
+    check(cid, public=lambda: smaller_beyond(K3, PRO, "public"), reason="inconsistent assumption",
+          fails="reasoning",
+          explain="K3's 24 MLA layers still grow with the context, faster per token than DSV4's whole cache, "
+                  "so K3 holds more at every length")(lambda: smaller_beyond(K3, PRO))

@@ -12,10 +12,11 @@ from __future__ import annotations
 from itertools import takewhile
 
 from ...calc import kv
-from ...specs import model
+from ...specs import excerpts, model
+from ...specs.trends import published
 from ..audit import check
 from .architecture import (FLASH, K3, PRO, V3, V32, activated, compress_ratios, config, context, csa_hca_ratios,
-                           fact, k3_layer_lists, key, stated, total)
+                           external, fact, k3_layer_lists, key, stated, total)
 
 MODELS = {"k3": K3, "v4-pro": PRO, "v4-flash": FLASH, "v3": V3}
 
@@ -83,10 +84,9 @@ def rate_of(name: str):
 
 RATE = "activated over total parameters, the note's definition (part I of the article counts experts instead)"
 for name, model_id in MODELS.items():
-    explained = dict(reason="arithmetic", explain="49B/1.6T = 3.06%, which rounds to 3.1%, not 3.0%") \
+    explained = dict(explain="49B/1.6T = 3.06%, which rounds to 3.1%; 3.0% truncates it") \
         if name == "v4-pro" else dict(explain=RATE)
     check(f"trends-{name}-activation-rate", public=lambda m=model_id: activated(m) / total(m), **explained)(rate_of(name))
-check("trends-glm-activation-rate", explain=RATE)(rate_of("glm"))
 
 # ---- the appendix table: layers ----
 
@@ -154,11 +154,39 @@ fact("trends-v4-flash-vocab", FLASH, key("vocab_size"), reason="inconsistent ass
 fact("trends-v3-vocab", V3, key("vocab_size"))
 for name, model_id in (("k3", K3), ("v4-pro", PRO), ("v4-flash", FLASH)):
     fact(f"trends-{name}-context", model_id, context)
-fact("trends-v3-context", V3, context, reason="inconsistent assumption", fails="inputs",
-     explain="128K is the length DeepSeek's report extended V3 to in training; its config's max_position_embeddings, "
-             "YaRN's factor 40 on 4,096 positions, is 163,840")
+V3_CONTEXT = published("deepseek-v3-context")
+check("trends-v3-context", public=lambda: V3_CONTEXT["tokens_k"] * 1e3, fact=True,
+      basis=f"V3's documented context ({V3_CONTEXT['source']})",
+      explain="128K is V3's documented context; its config's max_position_embeddings, 163,840, is the "
+              "YaRN position limit (factor 40 on 4,096 positions), not the context it was trained to")(
+    lambda: V3_CONTEXT["tokens_k"] * 1e3)
 
-# ---- GLM-5.2: no config in the project (specs/trends.yaml records the note's own cells), so only the
-# note's internal arithmetic can be checked ----
+# ---- GLM-5.2, Qwen3.5 and K3's vision tower: the config excerpts of specs/excerpts.yaml ----
 
-check("trends-glm-layers")(printed_sum("trends-glm-dense-layers", "trends-glm-moe-layers"))
+GLM = "glm-5.2"
+
+
+def glm_layout(name: str):
+    return lambda c: excerpts.moe_layout(c)[name]
+
+
+for cid, read in (("layers", glm_layout("layers")), ("dense-layers", glm_layout("dense_layers")),
+                  ("moe-layers", glm_layout("moe_layers")), ("routed-experts", glm_layout("routed_experts")),
+                  ("experts-per-token", glm_layout("experts_per_token")),
+                  ("shared-experts", glm_layout("shared_experts")), ("vocab", lambda c: c["vocab_size"]),
+                  ("context", lambda c: c["max_position_embeddings"]),
+                  ("independent-index-layers", lambda c: len(excerpts.own_index_layers(c))),
+                  ("index-share-layers", lambda c: c["index_topk_freq"]),
+                  ("active-params", lambda c: excerpts.active_params(c, embedding=False)),
+                  ("total-params-hf", lambda c: excerpts.total_params(c, mtp=True))):
+    external(f"trends-glm-{cid}", GLM, read)
+external("trends-glm-total-params", GLM, excerpts.total_params,
+         explain="GLM-5.2's config gives 743.4B without its MTP layer; 744B is what GLM-5 and GLM-5.1, "
+                 "whose indexer runs in every layer, come to")
+check("trends-glm-activation-rate", explain=RATE, cite=excerpts.source(GLM),
+      public=lambda: (lambda c: excerpts.active_params(c, embedding=False) / excerpts.total_params(c))(
+          excerpts.excerpt(GLM)))(rate_of("glm"))
+QWEN = "qwen3.5-397b-a17b"
+external("trends-qwen-linear-ratio", QWEN, lambda c: float(excerpts.ratio(
+    excerpts.text_part(c)["layer_types"], "linear_attention", "full_attention")))
+external("trends-k3-vision-params", "kimi-k3-vision", excerpts.vision_params)
