@@ -34,6 +34,8 @@ VERDICTS = dict(zip(("wrong", "article-inputs", "depends", "slip", "holds", "con
 
 
 def _num(x, unit: str) -> str:
+    if unit == "statement" and x is not None:     # a claim without a figure: 1 true, 0 false
+        return "true" if x == 1 else "false"
     return "-" if x is None else f"{x:,.4g} {unit}"
 
 
@@ -44,7 +46,8 @@ def block(r, width: int) -> str:
     lines = [f"{r.id}  [{r.section}]  {r.overall}", *wrap.wrap(r.claim)]
     if r.arithmetic is None:
         return "\n".join(lines + wrap.wrap(f"not checkable: {r.note}"))
-    lines += wrap.wrap(f"stated {r.stated} {r.unit}; article's inputs {_num(r.recomputed, r.unit)}; "
+    said = _num(float(r.stated), r.unit) if r.unit == "statement" else f"{r.stated} {r.unit}"
+    lines += wrap.wrap(f"stated {said}; article's inputs {_num(r.recomputed, r.unit)}; "
                        f"released configs {_num(r.public_config, r.unit)}")
     for name in JUDGMENTS:
         j = getattr(r, name)

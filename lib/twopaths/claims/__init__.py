@@ -5,7 +5,7 @@ The precision policy, applied to every figure (the audit page states it once, fr
 - a figure is judged to the significant digits it prints, and "≈", "~" and "about" allow exactly
   those: "61.4" is read to the tenth, "616" to the unit, and a whole number's trailing zeros are not
   significant, so "40%" is read to the tens (40.9% holds), "10%" to the tens (11.4% holds) and "2x"
-  to the unit (1.67x holds), while "25%" is read to the unit (25.8% does not hold);
+  to the unit (1.67x holds), while "25%" is read to the unit (25.8% does not round to it);
 - "N x", "1/N" and "N:1" are figures like any other, judged to the digits printed ("3:1" holds for
   2.875; "1/16" for 1/16.67 is a rounding slip, as two digits give 17);
 - structural counts (layers, heads, dims, experts, entries, ranks) are exact: "256 experts" is 256;
@@ -15,8 +15,9 @@ The precision policy, applied to every figure (the audit page states it once, fr
   rounded down ("146 requests" where 146.9 fit; "147" is rounded the wrong way); a count one unit
   on the safe side ("4,390 GPUs" for a need of 4,389) is a rounding slip, and a count further off,
   however round ("20 GPUs" for a need of 12), differs;
-- a figure derived from another figure is judged at its own printed digits ("75%" from "3:1" against
-  the configs' 74.2% is a rounding slip);
+- a figure derived from figures that hold only to their printed digits is as precise as they are:
+  against the configs it holds within the sum of their relative half-units ("3:1" holds for 2.875,
+  so "75%" and "25%" from it hold for 74.2% and 25.8%; the inputs judgment says so);
 - a figure that is the value truncated at its printed digits is a rounding slip ("0.3%" for 0.352%,
   "25%" for 25.8%), and so is one within one unit of its last digit and 1% of the value (rounded from
   an already rounded figure); further off it differs ("0.1T" for 0.0023T).
@@ -108,6 +109,15 @@ class Claim:
     @property
     def value(self) -> float:
         return float(self.stated)
+
+
+def policy() -> str:
+    """The precision policy as this module's docstring states it, its bullets as Markdown: the audit
+    page shows it from here, so the page and the code cannot drift apart."""
+    doc = __doc__.split("The precision policy", 1)[1].split("Verdicts of", 1)[0]
+    bullets = doc.split(":\n", 1)[1].strip()
+    return "\n".join(line.strip() if line.startswith("- ") else "  " + line.strip()
+                     for line in bullets.splitlines())
 
 
 def topics() -> list[str]:

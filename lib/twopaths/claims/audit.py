@@ -263,6 +263,10 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
         return Judgment(verb, f"for the quantity the claim names the article's inputs give "
                               f"{recomputed:,.4g} {claim.unit} and the released configs {public:,.4g} "
                               f"({src})"), ()
+    if claim.unit == "statement":      # a claim without a figure: its source bears it out or not
+        verb = "holds" if public == claim.value else "fails"
+        return Judgment(verb, f"its source {'bears it out' if verb == 'holds' else 'does not bear it out'} "
+                              f"({src})"), ()
     if within_policy(claim, public) == "matches":
         return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit} ({src})"), ()
     spread = _input_precision(claim)

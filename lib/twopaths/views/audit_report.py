@@ -38,6 +38,8 @@ def fmt(value, unit: str) -> str:
         return "-"
     if unit == "rank" and float(value).is_integer():
         return ordinal(value)
+    if unit == "statement":          # a claim without a figure: 1 is true, 0 false
+        return {1: "true", 0: "false"}[int(value)]
     if fails_to_fit(value, unit):
         if unit in SIZES:
             return f"does not fit ({fmt(-value, unit)} short)"
@@ -52,6 +54,8 @@ def printed(r: Row) -> str:
     an ordinal."""
     if r.unit == "rank" and r.stated.isdigit():
         return ordinal(int(r.stated))
+    if r.unit == "statement":
+        return fmt(float(r.stated), r.unit)
     sign = "-" if r.stated.startswith("-") else ""
     whole, _, frac = r.stated.lstrip("-").partition(".")
     return f"{sign}{int(whole):,}{'.' + frac if frac else ''} {r.unit}"
