@@ -51,6 +51,10 @@ def test_the_nominal_three_to_one_is_not_the_layer_count(rows):
         assert not rounds_to(rows[cid].stated, rows[cid].public_config)
     assert rows["k3-lossy-layer-share"].public_config == pytest.approx(100 * 69 / 93)
     assert rows["k3-kda-mla-ratio"].recomputed == pytest.approx(69 / 24)
+    # ...and 3:1 holds for 2.875 to one digit, so the shares drawn from it hold to the precision it carries
+    for cid in ("k3-lossy-layer-share", "k3-precise-layer-share", "trends-hybrid-linear-share"):
+        assert rows[cid].inputs.status == "holds" and "its inputs carry" in rows[cid].inputs.reason, cid
+        assert rows[cid].overall == "holds", cid
 
 
 def test_v4_layer_schedule_as_the_note_prints_it(rows):

@@ -143,3 +143,16 @@ def test_the_sentences_registered_from_part_iii(rows):
     # what the scenario assumes checks nothing: its arithmetic is consistent, not verified
     for cid in ("rho-agent", "rho-api", "rho-batch", "w-decode"):
         assert rows[cid].overall == "consistent, not verified", cid
+
+
+def test_the_weights_share_is_read_as_the_gpus_its_sentence_counts():
+    from twopaths.claims.audit import by_id
+    rows = by_id(["parallelism"])
+    v4 = rows["v4-weight-share-bare"]          # 12 of 877 GPUs, 1.37%: "1.3%" truncates it
+    assert v4.recomputed == pytest.approx(100 * 12 / 877) and v4.arithmetic.status == "slip"
+    assert "GPU counts its sentence follows" in v4.arithmetic.reason
+    assert rows["k3-weight-share-bare"].recomputed == pytest.approx(100 * 20 / 4389)
+    # the bare counts are needs: 865.25 GPUs of KV print as 865, a GPU short
+    kv = rows["v4-kv-gpus"]
+    assert kv.recomputed == pytest.approx(122e12 / 141e9) and kv.arithmetic.reason.startswith("rounding direction")
+    assert rows["k3-weight-gpus"].overall == "holds only under the article's inputs"   # 20 GPUs for 12

@@ -94,3 +94,16 @@ def test_fields_are_well_formed(topic):
         assert c.versions and set(c.versions) <= set(claims.VERSIONS)
         assert c.checkable is True or (isinstance(c.checkable, str) and c.checkable.strip())
         assert all(isinstance(i, str) and i for i in c.inputs)
+
+
+def test_the_audit_chapter_audits_every_topic_by_default():
+    # papermill parameters are literals, so the chapter lists the topics; a new topic file must join it
+    import ast
+    import json
+    from pathlib import Path
+    nb = json.loads((Path(__file__).parents[1] / "notebooks" / "14-audit.ipynb").read_text())
+    cell = next(c for c in nb["cells"] if "parameters" in c["metadata"].get("tags", []))
+    tree = ast.parse("".join(cell["source"]))
+    topics = next(ast.literal_eval(n.value) for n in tree.body
+                  if isinstance(n, ast.Assign) and n.targets[0].id == "topics")
+    assert sorted(topics) == TOPICS

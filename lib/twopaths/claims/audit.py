@@ -187,7 +187,7 @@ def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
     if found.verdict == "matches":
         return Judgment("holds", f"recomputed {found.recomputed:,.4g} {claim.unit} from {c.basis}")
     if found.verdict in ("unit slip", "rounding"):
-        return Judgment("slip", f"{found.verdict}: {found.note}")
+        return Judgment("slip", f"{found.verdict}: {found.note}, from {c.basis}")
     upstream = _carried(claim, c, found)
     if upstream:
         return Judgment("fails", upstream)
