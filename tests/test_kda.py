@@ -256,6 +256,11 @@ def test_benchmark_runs_and_reports_both_ratios(capsys):
     assert set(ratios) == {"recurrent / chunked, chunk 64", "fla naive / chunked, chunk 64", "recurrent / chunked, chunk 48"}
     out = capsys.readouterr().out
     assert all(name in out for name in ratios) and all(r > 0 for r in ratios.values())
+    # every timed form computed what the recurrence computes, on the same inputs
+    diffs = [float(line.rsplit(" ", 1)[1]) for line in out.splitlines() if "from the recurrence" in line]
+    # the recurrence, two chunked runs and, with fla-core, its naive form at chunk 64 (128 % 48 != 0)
+    assert len(diffs) == 3 + (bench.fla_naive_chunk() is not None)
+    assert diffs[0] == 0 and max(diffs) < 1e-4          # the recurrence against itself, then the rest
 
 
 # --- bad input ------------------------------------------------------------------------------------

@@ -57,3 +57,25 @@ def test_corpus_models_at_full_dims_equal_the_calculator(config, dtype):
     states = [g for g in spec.attention if g.kind == "kda"]
     if states:   # Qwen3.5: 64 value heads (16 key heads) of 128 x 128 FP32 states in 45 layers
         assert measured[kv.group_label(states[0])] >= 45 * 64 * 128 * 128 * 4
+
+
+@pytest.mark.parametrize("dtype, entry", [("bf16", 2 * 512), ("fp8", 584)])
+def test_v4_pro_toy_cache_against_bytes_written_from_the_config(dtype, entry):
+    # Written from V4-Pro's config, not from calc.kv (whose formats the toy caches share): 61 layers
+    # keep a 128-token window of 512-dim entries, 30 CSA layers an entry per 4 tokens and 31 HCA
+    # layers one per 128; CSA's indexer keys are 128 FP8 values with a 4-byte scale (132 B) whatever
+    # the entries' dtype. FP8 entries: 448 FP8 values, 64 rope values in BF16 and 8 B of scales (584 B).
+    T = 517
+    measured = kv_cache.build(specs.model("deepseek-v4-pro"), T, dtype)
+    entries = 61 * min(T, 128) + 30 * (T // 4) + 31 * (T // 128)
+    assert sum(measured.values()) == entry * entries + 30 * (T // 4) * 132
+
+
+@pytest.mark.parametrize("state, value", [("bf16", 2), ("fp32", 4)])
+def test_k3_toy_cache_against_bytes_written_from_the_config(state, value):
+    # K3's config: 24 MLA layers cache a 512-dim latent and a 64-dim rope key a token (BF16); 69 KDA
+    # layers keep 96 heads of 128 x 128 states and a short-convolution tail of 3 tokens of q, k and v.
+    T = 300
+    measured = kv_cache.build(specs.model("kimi-k3"), T, "bf16", state)
+    conv = 3 * 96 * (3 * 128) * 2
+    assert sum(measured.values()) == 24 * T * (512 + 64) * 2 + 69 * (96 * 128 * 128 * value + conv)

@@ -112,8 +112,15 @@ def test_the_norm_cancels_a_linear_gain_exactly():
 
 def test_residual_rms_counts_every_block():
     blocks = [latent_moe.LatentMoE(D, LATENT, E, K, H) for _ in range(3)]
-    rms = latent_moe.residual_rms(blocks, torch.randn(4, 5, D))
-    assert len(rms) == 4 and all(v > 0 for v in rms)
+    x = torch.randn(4, 5, D)
+    rms = latent_moe.residual_rms(blocks, x)
+    # by hand: the stream's RMS before the first block and after each, every block fed the normed stream
+    expected, h = [float(x.pow(2).mean().sqrt())], x
+    with torch.no_grad():
+        for b in blocks:
+            h = h + b(h / h.pow(2).mean(-1, keepdim=True).add(torch.finfo(h.dtype).eps).sqrt())
+            expected.append(float(h.pow(2).mean().sqrt()))
+    assert rms == pytest.approx(expected, rel=1e-5)
 
 
 def test_bad_arguments(raises_param):

@@ -143,6 +143,16 @@ def test_distill_loss_averages_over_every_query_that_sees_an_entry():
     torch.testing.assert_close(distill_loss(scores, p, visible), kl / 2)
 
 
+def test_distill_loss_leaves_out_a_query_that_sees_no_entry():
+    """The first query sees nothing (its attention is all zero): the mean is over the second alone.
+    Averaged over every query instead, the loss would be half of this."""
+    visible = torch.tensor([0, 3])
+    p = torch.tensor([[[0.0, 0.0, 0.0], [0.2, 0.3, 0.5]]])
+    scores = torch.zeros(1, 2, 3)
+    kl = (p[0, 1] * (p[0, 1].log() - torch.log(torch.tensor(1 / 3)))).sum()
+    torch.testing.assert_close(distill_loss(scores, p, visible), kl)
+
+
 def test_rope_half_keeps_the_input_dtype():
     x = torch.randn(1, 3, 2, 8).bfloat16()
     assert rope_half(x, torch.arange(3), 10_000.0, 4).dtype == torch.bfloat16

@@ -1,4 +1,5 @@
-"""``make mutants``: how many of mutmut's mutants of twopaths.layers and twopaths.calc the tests kill.
+"""``make mutants``: how many of mutmut's mutants of twopaths' layers, calculators, claims and specs the
+tests kill.
 
 A mutant is the source with one small change (an operator, a constant, a dropped argument); a test
 suite that can see the change fails and "kills" it. Per module, a seeded sample of the mutants is
@@ -31,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 EQUIVALENT = Path(__file__).with_name("equivalent-mutants.txt")
-PACKAGES = ("layers", "calc")
+PACKAGES = ("layers", "calc", "claims", "claims/checks", "specs")
 # The tests that exercise each package; per mutant mutmut runs only those that reach its function.
 TESTS = {
     "layers": ["attnres", "compressor", "csa_hca", "dsa", "ffn", "hyper_connections", "indexer", "kda",
@@ -40,6 +41,11 @@ TESTS = {
     "calc": ["attention_flops", "kv", "params", "sensitivity", "speculative", "deploy", "deploy_errors",
              "deploy_properties", "peer_aiconfigurator", "fleet", "audit", "audit_architecture", "audit_serving",
              "claims", "claims_data", "trends", "specs", "calc_inputs", "serving_details"],
+    # the audit: its policy, its judgments and the checks of every topic
+    "claims": ["claims", "claims_data", "claims_coverage", "audit", "audit_architecture", "audit_serving",
+               "audit_alternatives", "audit_wording"],
+    "specs": ["specs", "gpus", "params", "from_config", "excerpts", "trends", "engines", "kv", "context_limit",
+              "claims", "audit_architecture"],
 }
 KILLED = {"killed", "timeout", "segfault"}      # a mutant that hangs or crashes the tests is seen too
 
@@ -74,7 +80,9 @@ def copy_sources(scratch: Path, rev: str | None) -> None:
 
 def modules(package: Path, patterns: list[str], skip: list[str]) -> list[str]:
     """Module paths relative to ``package`` ("layers/kda.py") that match ``patterns`` and not ``skip``."""
-    found = sorted(f"{p}/{f.name}" for p in PACKAGES for f in (package / p).glob("*.py") if f.name != "__init__.py")
+    # a package's __init__ counts where it holds code (the precision policy lives in claims/__init__.py)
+    found = sorted(f"{p}/{f.name}" for p in PACKAGES for f in (package / p).glob("*.py")
+                   if f.name != "__init__.py" or "\ndef " in f.read_text())
     chosen = [m for m in found if any(fnmatch.fnmatch(m, p) for p in patterns)
               and not any(fnmatch.fnmatch(m, s) for s in skip)]
     if not chosen:
@@ -134,7 +142,8 @@ def table(results: dict[str, dict[str, int | None]], sample: dict[str, list[str]
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("modules", nargs="*", default=["layers/*.py", "calc/*.py"],
-                    help="module globs relative to twopaths/ (default: every module of layers and calc)")
+                    help="module globs relative to twopaths/ (default: every module of layers and calc; "
+                         "'claims/*.py claims/checks/*.py specs/*.py' for the audit and the specs)")
     ap.add_argument("--skip", nargs="*", default=[], help="module globs to leave out")
     ap.add_argument("--sample", type=int, default=30, help="mutants per module (all, where it has fewer)")
     ap.add_argument("--seed", type=int, default=14)
