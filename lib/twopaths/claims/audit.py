@@ -42,9 +42,9 @@ from typing import Callable
 from . import (CAPACITY_UNITS, EXACT_UNITS, MACHINE_UNITS, Claim, all_claims, judge, last_digit, needed, rounding_slip,
                within_policy)
 
-REASONS = ("unit slip", "rounding", "rounding direction", "inconsistent assumption", "wrong term",
-           "arithmetic", "misattribution")
-EXPLAINED = REASONS[3:] + ("unit slip",)    # the reasons a check may give
+REASONS = ("unit slip", "rounding", "rounding direction", "carried rounding", "inconsistent assumption",
+           "wrong term", "arithmetic", "misattribution")
+EXPLAINED = REASONS[4:] + ("unit slip",)    # the reasons a check may give
 JUDGMENTS = ("arithmetic", "inputs", "reasoning")
 # The judgment an explained reason belongs to; "inconsistent assumption" names its own (``fails``).
 REASON_FAILS = {"wrong term": "reasoning", "arithmetic": "arithmetic", "unit slip": "arithmetic",
@@ -66,7 +66,7 @@ class Check:
     basis: str = "the article's inputs"   # what the article-assumption value is computed from
     serving: bool = False    # the public value takes the book's serving assumptions (usable memory ...)
     carried: Callable[[], float] | None = None   # a count's step from the article's own printed counts
-    fact: bool = False       # the figure is a released model's own: the stated value is its input
+    fact: bool = False       # the configs judge the stated value itself, not the check's quantity
     cite: str = ""           # the public value's source, where the claim's names do not lead to it
 
 
@@ -81,8 +81,8 @@ def check(claim_id: str, *, public: Callable[[], float] | None = None, reason: s
     ``serving``: its public value is computed under the book's serving assumptions, which its
     sources then name (serving-topic claims always are). A count's recomputation is the need at its
     own step with every count before it rounded as capacity needs; ``carried`` gives the same step
-    from the counts the article printed, so a count that only carries an earlier wrong rounding is
-    told apart from one that makes its own. ``fact``: the stated value is a figure of the released
+    from the counts the article printed, so a count that only carries an earlier wrong rounding ("carried
+    rounding") is told apart from one that makes its own ("rounding direction"). ``fact``: the stated value is a figure of the released
     model, so the configs judge it directly. ``cite``: the public value's source, where the models and
     GPUs the claim names do not lead to it."""
     if reason and reason not in EXPLAINED:
@@ -211,12 +211,13 @@ def _carried(claim: Claim, c: Check, found) -> str:
     if own.verdict not in ("matches", "wrong direction") or own.recomputed == found.recomputed:
         return ""
     need = needed(claim, found.recomputed)
-    step = (f"from the article's own earlier counts this step gives {own.recomputed:,.4g} {claim.unit}"
-            if own.verdict == "matches" else
-            f"from the article's own earlier counts this step needs {own.recomputed:,.4g} {claim.unit}, "
-            f"which it rounds the wrong way")
-    return (f"rounding direction: {step}; with the counts before it rounded as capacity needs (rounded "
-            f"the wrong way before it: {_wrongly_rounded(claim)}), the need is {need:,} {claim.unit}")
+    before = (f"with the counts before it rounded as capacity needs (rounded the wrong way before it: "
+              f"{_wrongly_rounded(claim)}), the need is {need:,} {claim.unit}")
+    if own.verdict == "matches":      # this step's own arithmetic is exact: it only carries the error
+        return (f"carried rounding: from the article's own earlier counts this step gives "
+                f"{own.recomputed:,.4g} {claim.unit} exactly; {before}")
+    return (f"rounding direction: from the article's own earlier counts this step needs "
+            f"{own.recomputed:,.4g} {claim.unit}, which it rounds the wrong way; {before}")
 
 
 def _wrongly_rounded(claim: Claim) -> str:
@@ -224,7 +225,7 @@ def _wrongly_rounded(claim: Claim) -> str:
     every = all_claims()
     named = [every[i] for i in _ancestors(claim.id) if every[i].unit in MACHINE_UNITS | CAPACITY_UNITS]
     def own(reason: str) -> bool:      # a count that makes an error of its own, not one it only carries
-        return reason.startswith("rounding direction: recomputed") or "rounds the wrong way" in reason
+        return reason.startswith("rounding direction")
     wrong = [f"{a.id}, {a.stated} {a.unit}" for a in named
              if (r := audit_row(a)).arithmetic is not None and own(r.arithmetic.reason)]
     return "; ".join(wrong) or "none"

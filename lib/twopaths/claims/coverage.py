@@ -388,7 +388,8 @@ def covers(claim: Claim, sentence: Sentence) -> bool:
     figures is the claim's (its stated figure, or one it lists as ``printed``: a ratio recorded from two
     printed contexts prints neither as its value)."""
     return (in_version(claim, sentence.version) and claim.section == sentence.section
-            and any(matches(claim, f) or f.text in claim.printed for f in figures(sentence)))
+            and (any(matches(claim, f) for f in figures(sentence))
+                 or any(p in sentence.text for p in claim.printed)))
 
 
 def locator(sentence: str, version: str = "en", words: int = 8, chars: int = 16) -> str:

@@ -26,6 +26,7 @@ from ...specs.alternatives import alternative
 from ...specs.params import param_counts
 from .. import SCALE, all_claims
 from ..audit import check
+from .kv_cache import part
 
 K3, PRO, FLASH, V32, V3 = "kimi-k3", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v3.2", "deepseek-v3"
 
@@ -328,3 +329,23 @@ check("v32-per-token-layer", public=lambda: kv.layer_bytes(model(V32), "mla", 1,
       explain="the article's own figure; V3.2's 512 + 64 latent is 1,152 bytes in BF16, 656 in its FP8 layout")(
     lambda: kv.layer_bytes(model(V32, "article"), "stated", 1))
 fact("v32-latent-dim", V32, key("kv_lora_rank"))
+
+
+# ---- III. KV Cache: the layers that are "free" and the quarter that is the bottleneck ----
+
+def kda_layer_share(spec) -> float:
+    """KDA layers over all of K3's layers, from its cache groups."""
+    layers = {g.kind: g.layers for g in spec.attention}
+    return layers["kda"] / sum(layers.values())
+
+
+def nominal_share() -> float:
+    """KDA's share of layers from the printed "3:1"."""
+    r = stated("k3-kda-mla-ratio")
+    return r / (r + 1)
+
+
+check("k3-free-layer-share", public=lambda: kda_layer_share(model(K3)))(nominal_share)
+check("k3-bottleneck-layer-share", public=lambda: 1 - kda_layer_share(model(K3)))(lambda: 1 - nominal_share())
+check("kda-state-context-free", public=lambda: part(model(K3), "KDA state") / part(model(K3), "KDA state", 1000))(
+    lambda: part(model(K3, "article"), "KDA state") / part(model(K3, "article"), "KDA state", 1000))

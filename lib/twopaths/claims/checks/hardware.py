@@ -105,7 +105,7 @@ UNIT_COST = (f"one request's decode step is not a cost per unit of inference, wh
              f"for the sessions it serves: the article's own fleets give {article_plan(PRO).nodes} / "
              f"{article_plan(K3).nodes} = {fleet_ratio():.2f} on H200 and {article_plan(PRO, 'b300').nodes} / "
              f"{article_plan(K3, 'b300').nodes} = {fleet_ratio('b300'):.2f} on B300, and the book's plans "
-             f"less (chapter 13)")
+             f"less (the chapter on hardware and cost)")
 check("unit-cost-ratio", public=lambda: cost.bandwidth_ratio(PRO, K3, basis="public"),
       explain="the ratio it restates is 0.41, i.e. 41%, printed as about 40%", reasoning=UNIT_COST)(
     lambda: cost.bandwidth_ratio(PRO, K3, rounding="article"))

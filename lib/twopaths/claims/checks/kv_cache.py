@@ -73,23 +73,3 @@ check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-p
       explain="carries the 12.2 GB per request, itself a KiB figure read as kB")(
     lambda: CONCURRENCY * request(art("deepseek-v4-pro")))
 
-
-# ---- III. KV Cache: the layers that are "free" and the quarter that is the bottleneck ----
-
-def kda_layer_share(spec) -> float:
-    """KDA layers over all of K3's layers, from its cache groups."""
-    layers = {g.kind: g.layers for g in spec.attention}
-    return layers["kda"] / sum(layers.values())
-
-
-def nominal_share() -> float:
-    """KDA's share of layers from the printed "3:1"."""
-    from .architecture import stated
-    r = stated("k3-kda-mla-ratio")
-    return r / (r + 1)
-
-
-check("k3-free-layer-share", public=lambda: kda_layer_share(pub("kimi-k3")))(nominal_share)
-check("k3-bottleneck-layer-share", public=lambda: 1 - kda_layer_share(pub("kimi-k3")))(lambda: 1 - nominal_share())
-check("kda-state-context-free", public=lambda: part(pub("kimi-k3"), "KDA state") / part(pub("kimi-k3"), "KDA state", 1000))(
-    lambda: part(art("kimi-k3"), "KDA state") / part(art("kimi-k3"), "KDA state", 1000))

@@ -95,14 +95,10 @@ def node_fanout(experts: int, top_k: int) -> float:
 # ---- GPU requirements: the bare count ----
 
 HBM = hardware_gpu("h200").hbm_bytes
-# The sentence gives the weights' share right after the GPU counts it splits, so it is read as GPUs.
-GPU_SHARE = ("the GPU counts its sentence follows (weights' GPUs over all GPUs; by bytes the shares are "
-             "2.8/618.8 TB = 0.45% and 1.6/123.6 TB = 1.29%)")
-
-
-def gpu_share(count: bare.BareCount) -> float:
-    """The weights' share of a bare count's GPUs."""
-    return count.weights_gpus / count.total
+# The sentence follows a line that gives both bytes and GPUs; its printed 1.3% is the bytes' share
+# (12 of 877 GPUs is 1.37%, which would print 1.4%), so it is read as bytes, and says so.
+BYTE_SHARE = ("the bytes, the reading its printed figure follows: weights over weights and caches (by GPUs "
+              "the shares are 20/4,389 = 0.46% and 12/877 = 1.37%)")
 
 
 for m in (K3, PRO):
@@ -114,9 +110,9 @@ for m in (K3, PRO):
         lambda m=m: bare_count(m).weight_bytes / HBM)
     check(f"{t}-kv-gpus", public=lambda m=m: bare_count(m, "public").kv_gpus, serving=True)(
         lambda m=m: bare_count(m).kv_bytes / HBM)
-    check(f"{t}-weight-share-bare", public=lambda m=m: gpu_share(bare_count(m, "public")),
-          serving=True, basis=GPU_SHARE)(
-        lambda m=m: gpu_share(bare_count(m)))
+    check(f"{t}-weight-share-bare", public=lambda m=m: bare_count(m, "public").weights_share,
+          serving=True, basis=BYTE_SHARE)(
+        lambda m=m: bare_count(m).weights_share)
     check(f"{t}-gpus-bare", public=lambda m=m: bare_count(m, "public").total, serving=True,
           carried=lambda m=m: bare_count(m).total)(
         lambda m=m: (bare_count(m).weight_bytes + bare_count(m).kv_bytes) / HBM)
@@ -201,7 +197,7 @@ EXPLAINED = {"k3-ep32-free-per-gpu": dict(reasoning=overhead_fault(K3)),
     explain="141 - 137 leaves out the 5 GB of attention and embedding that the EP=32 row and step 4 take off; "
             "with it EP=16 has no room at all")}
 EXPERTS_ONLY = ("routed experts only, in both columns; under attention DP a GPU also keeps every non-expert "
-                "weight (chapter 09)")
+                "weight (the parallelism chapter)")
 TOPIC = claims("parallelism")
 for m in (K3, PRO):
     for size in deployment(m).ep_tried:

@@ -101,12 +101,14 @@ def scaled_bound(model: str, gpu: str, scenario: str) -> str:
     units, held, need = whole_units(model, gpu, r)
     resident = workload().concurrency * r
     nodes = deployment(model).ep // hardware().gpus_per_node
+    whole = f"{resident:,.0f} resident sessions need {need} whole units, {need * nodes} decode nodes"
     if units != int(units):
         return (f"the upper bound times rho: {units * nodes:g} decode nodes are {units:g} units of {nodes} "
-                f"nodes, not whole units; {resident:,.0f} resident sessions need {need} whole units")
+                f"nodes, not whole units; {whole}")
     if held < resident:
         return (f"the upper bound times rho: {units:g} whole units hold {units:g} x "
-                f"{art_plan(model, gpu).requests_per_unit} = {held:,} sessions, short of {resident:,.0f}")
+                f"{art_plan(model, gpu).requests_per_unit} = {held:,} sessions, short of {resident:,.0f}; "
+                f"{whole}")
     return ""
 
 
@@ -219,13 +221,6 @@ check("workload-over-architecture", public=lambda: float(workload_over_architect
     lambda: float(workload_over_architecture() > 1))
 check("workload-architecture-same-order", public=lambda: workload_over_architecture(pub_plan))(
     workload_over_architecture)
-APPENDED = stated("dualpath-rounds") * stated("dualpath-tokens-per-round")
-check("dualpath-session-context", reason="inconsistent assumption", fails="reasoning",
-      explain=f"DualPath's own trace, {stated('dualpath-rounds'):.0f} rounds of "
-              f"{stated('dualpath-tokens-per-round'):.0f} appended tokens, adds {APPENDED:,.0f} tokens a "
-              f"session; a {CONTEXT / 1e3:.0f}K-token average over the session would need a prompt of about "
-              f"{(CONTEXT - APPENDED / 2) / 1e3:.0f}K tokens before the first round, which the article does "
-              f"not state")(lambda: APPENDED)
 std = standard_scenario()
 check("node-ratio-all-scenarios", public=lambda: ratio("nodes", (K3, "h200", std), (PRO, "h200", std), pub_plan),
       reason="arithmetic", explain="at rho = 25% its own node counts give 203/48 = 4.23; 4.27 holds for the upper "
@@ -265,12 +260,13 @@ def faster_than_steps(*models: str) -> str:
 
 
 check("decode-speed", public=lambda: max(session_cap(m, "public") for m in (K3, PRO)),
-      reason="inconsistent assumption", fails="reasoning", explain=faster_than_steps(K3, PRO),
+      reason="inconsistent assumption", fails="reasoning", explain=faster_than_steps(K3, PRO), fact=True,
       basis="the faster of the article's own step times (DSV4's)")(
     lambda: max(session_cap(m) for m in (K3, PRO)))
 for end in ("low", "high"):
     check(f"k3-decode-speed-{end}", public=lambda: session_cap(K3, "public"), reason="inconsistent assumption",
-          fails="reasoning", explain=faster_than_steps(K3), basis="K3's own step time")(lambda: session_cap(K3))
+          fails="reasoning", explain=faster_than_steps(K3), basis="K3's own step time", fact=True)(
+        lambda: session_cap(K3))
 
 # ---- Mitigation ----
 
