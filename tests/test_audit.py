@@ -190,3 +190,10 @@ def test_command_line_table_prints_the_claim_in_lines_that_fit():
 def test_command_line_refuses_an_unknown_topic():
     r = subprocess.run([sys.executable, "-m", "twopaths.audit", "--topic", "nope"], capture_output=True, text=True)
     assert r.returncode == 2 and r.stderr.startswith("error: topic: got")
+
+
+def test_a_cause_the_check_names_outranks_a_truncation():
+    # 0.352% printed as 0.3% is also a truncation, but the check knows why: 207 MiB read as MB
+    from twopaths.claims.audit import by_id
+    r = by_id(["kv_cache"])["k3-kda-share-1m"]
+    assert r.slip == "unit slip" and "which it truncates" not in r.arithmetic.reason

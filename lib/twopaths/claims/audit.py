@@ -34,6 +34,7 @@ not there is a bug.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 from dataclasses import asdict, dataclass
@@ -186,6 +187,8 @@ def sources(claim: Claim, serving: bool = False) -> str:
 def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
     if found.verdict == "matches":
         return Judgment("holds", f"recomputed {found.recomputed:,.4g} {claim.unit} from {c.basis}")
+    if found.verdict == "rounding" and c.reason == "unit slip":
+        found = _as_differs(found)      # the check knows the cause: the unit, not the rounding
     if found.verdict in ("unit slip", "rounding"):
         return Judgment("slip", f"{found.verdict}: {found.note}, from {c.basis}")
     upstream = _carried(claim, c, found)
@@ -200,6 +203,12 @@ def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
         return Judgment("not judged", f"the recomputation prices what the claim names; see "
                                       f"{c.fails}")
     return Judgment("fails", f"unexplained: {found.note}")
+
+
+def _as_differs(found):
+    """A verdict judged "rounding" where the check names the cause: a plain difference."""
+    return dataclasses.replace(found, verdict="differs",
+                               note=f"recomputed {found.recomputed:,.4g} {found.claim.unit}")
 
 
 def _carried(claim: Claim, c: Check, found) -> str:
@@ -339,6 +348,8 @@ def _legacy_note(c: Check, found) -> tuple[str, str]:
             raise ValueError(f"check {c.claim_id} explains a difference ({c.reason}) but the claim "
                              f"matches: {found.recomputed:,.6g}")
         return "matches", c.explain
+    if found.verdict == "rounding" and c.reason == "unit slip":
+        found = _as_differs(found)      # as in _arithmetic
     if found.verdict in ("unit slip", "rounding"):
         return "differs", f"{found.verdict}: {found.note}" + (f"; {c.explain}" if c.explain else "")
     upstream = _carried(all_claims()[c.claim_id], c, found)
