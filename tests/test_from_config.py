@@ -121,6 +121,53 @@ def test_family_groups():
         ("mha", 10, {"kv_heads": 2, "head_dim_k": 256, "head_dim_v": 256})]
 
 
+@pytest.mark.parametrize("name", ["zai-org--GLM-5.2", "zai-org--GLM-5.2-FP8", "zai-org--GLM-5.3",
+                                  "zai-org--GLM-5.3-FP8"])
+def test_index_share_keeps_indexer_keys_only_where_a_layer_indexes(name):
+    """GLM-5.2 and 5.3 (IndexShare): of 78 layers, 0-2 and every 4th from 6 run their own indexer
+    ("full" in indexer_types, and index_topk_freq 4 from offset 3 by vLLM's rule); the other 57
+    reuse a top k and keep no keys. By hand, a token costs 78 MLA entries of (512 + 64) BF16 values
+    and 21 indexer keys of 128 FP8 values and a 4-byte scale: 89,856 + 2,772 = 92,628 B."""
+    spec = specs.from_config(corpus() / f"{name}_config.json")
+    full = [0, 1, 2] + list(range(6, 78, 4))
+    assert [i for i, t in enumerate(spec.config["indexer_types"]) if t == "full"] == full and len(full) == 21
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mla", 78), ("indexer", 21)]
+    assert kv.kv_bytes_per_token(spec, "bf16") == 78 * 576 * 2 + 21 * 132 == 92_628
+    # in attention, the reusing layers score nothing: 21 layers read every indexer key, 57 none
+    from twopaths.calc import attention_flops as af
+    layers = af.attention_layers(spec)
+    assert [(g.layers, g.index_heads, g.topk) for g in layers] == [(21, 32, 2048), (57, 0, 2048)]
+    assert af.layer_bytes_read(spec, layers[1], 10_000, "bf16") == 2048 * 576 * 2
+
+
+def glm(**change):
+    c = json.loads((corpus() / "zai-org--GLM-5.2_config.json").read_text())
+    return {k: v for k, v in {**c, **change}.items() if v is not None}
+
+
+def test_the_index_schedule_is_read_from_any_of_its_keys():
+    types = glm()["indexer_types"]
+    by_freq = specs.from_config(glm(indexer_types=None)).attention[1].layers           # vLLM's rule alone
+    pattern = ["F" if t == "full" else "S" for t in types]
+    by_pattern = specs.from_config(glm(indexer_types=None, index_topk_freq=None, index_topk_pattern=pattern))
+    assert by_freq == by_pattern.attention[1].layers == 21
+    # every 2nd from offset 2 (vLLM's default offset): layers 0, 1, 3, 5, ... 77 index
+    half = specs.from_config(glm(indexer_types=None, index_topk_freq=2, index_skip_topk_offset=None))
+    assert half.attention[1].layers == 2 + 38
+
+
+def test_an_index_schedule_that_contradicts_itself_or_its_family_is_refused(raises_param):
+    types = glm()["indexer_types"]
+    raises_param("indexer_types", specs.from_config, glm(indexer_types=["full"] * 78))   # freq 4 says 21
+    raises_param("indexer_types", specs.from_config, glm(indexer_types=["full", "skip"] * 39))
+    raises_param("layer_types", specs.from_config, glm(layer_types=["full_attention"] * 78))
+    # a schedule key a family does not read: pricing every layer alike would be silent and wrong
+    v3 = json.loads((corpus() / "deepseek-ai--DeepSeek-V3_config.json").read_text())
+    e = raises_param("indexer_types", specs.from_config, {**v3, "indexer_types": types})
+    assert "deepseek_v3 as the mla family, with no per-layer schedule" in str(e)
+    assert specs.from_config(glm(indexer_types=["full"] * 78, index_topk_freq=None)).attention[1].layers == 78
+
+
 def test_qwen_slides_from_max_window_layers_on():
     c = json.loads((corpus() / "Qwen--Qwen3-8B_config.json").read_text())
     c.update(use_sliding_window=True, sliding_window=4096, max_window_layers=28)

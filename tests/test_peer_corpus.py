@@ -135,6 +135,10 @@ def kv_conventions(spec, model, tokens):
         return compressor_buffers(spec)
     if family == "kimi_linear":     # five KDA state slots per request (a radix-cache proxy); the book one
         return 4 * kv.kv_breakdown(spec, tokens, "bf16", state_dtype="fp32")["KDA state"]
+    if family == "mla+dsa":         # indexer keys (128 FP8 values and a 4-byte scale) in every layer, where
+        c = spec.raw["config"]      # IndexShare's layers (GLM-5.2, 5.3) reuse another's top k and keep none
+        reusing = c.get("indexer_types", []).count("shared")
+        return reusing * tokens * (c["index_head_dim"] + 4)
     return 0
 
 
@@ -157,7 +161,8 @@ def test_kv_bytes_per_token_equal(aic_dirs, name):
     spec, (model, mc) = book(name), aic(aic_dirs, name)
     n = 1 << 20
     slope = (model.get_kvcache_bytes_per_sequence(n + 512) - model.get_kvcache_bytes_per_sequence(n)) / 512
-    assert kv.kv_bytes_per_token(spec, aic_kv_format(spec, mc), state_dtype="fp32") == slope
+    extra = (kv_conventions(spec, model, n + 512) - kv_conventions(spec, model, n)) / 512
+    assert kv.kv_bytes_per_token(spec, aic_kv_format(spec, mc), state_dtype="fp32") + extra == slope
 
 
 # ---- weights per GPU -----------------------------------------------------------------------------

@@ -164,16 +164,20 @@ def _deepseek(spec: ModelSpec) -> list[AttentionLayers]:
                  index_dim=c.get("index_head_dim", 0))
     unabsorbed = dict(prefill_key_dim=c.get("qk_nope_head_dim", 0) + (rope or 0),
                       prefill_value_dim=c.get("v_head_dim", 0))
-    if family in ("mla", "mla+dsa"):
-        latent, kind = c["kv_lora_rank"], "dsa" if family == "mla+dsa" else "mla"
-        if kind == "dsa":           # the indexer's keys: every one named when a config lacks it
-            r = Reader(c, family)
-            index = dict(topk=r.dim("index_topk"), index_heads=r.dim("index_n_heads"),
-                         index_dim=r.dim("index_head_dim"))
-        return [AttentionLayers(kind, c["num_hidden_layers"], heads, latent + rope, latent, rope,
-                                **index, **unabsorbed)]
+    latent = c.get("kv_lora_rank")
+    if family == "mla":
+        return [AttentionLayers("mla", c["num_hidden_layers"], heads, latent + rope, latent, rope, **unabsorbed)]
+    if family == "mla+dsa":         # the indexer's keys: every one named when a config lacks it
+        r = Reader(c, family)
+        index = dict(topk=r.dim("index_topk"), index_heads=r.dim("index_n_heads"), index_dim=r.dim("index_head_dim"))
+        # IndexShare (GLM-5.2): a layer without its own indexer (from_config counts those with one)
+        # scores nothing and attends to the top k it reuses
+        indexed = sum(g.layers for g in spec.attention if g.kind == "indexer")
+        reusing = dict(index, index_heads=0, index_dim=0)
+        return [AttentionLayers("dsa", n, heads, latent + rope, latent, rope, **x, **unabsorbed)
+                for n, x in ((indexed, index), (c["num_hidden_layers"] - indexed, reusing)) if n]
     if family == "kimi_linear":
-        latent, mla_layers = c["kv_lora_rank"], len(c["linear_attn_config.full_attn_layers"])
+        mla_layers = len(c["linear_attn_config.full_attn_layers"])
         d = c["linear_attn_config.head_dim"]
         return [AttentionLayers("mla", mla_layers, heads, latent + rope, latent, rope, **unabsorbed),
                 AttentionLayers("kda", c["num_hidden_layers"] - mla_layers, c["linear_attn_config.num_heads"],

@@ -62,6 +62,7 @@ class Family:
     groups: Callable[[dict], list[CacheGroup]]
     kv_side: dict                               # fp8_layout / indexer_format defaults (calc/kv.py)
     defaults: dict = field(default_factory=dict)   # what the family's transformers config class assumes
+    schedules: tuple[str, ...] = ()             # the per-layer schedule keys (SCHEDULES) it reads
 
 
 class Reader:
@@ -189,14 +190,39 @@ def _mla(r: Reader, layers: int) -> list[CacheGroup]:
     return _group("mla", layers, kv_lora_rank=r.dim("kv_lora_rank"), rope_dim=r.dim("qk_rope_head_dim"))
 
 
+def indexed_layers(r: Reader) -> list[bool]:
+    """Per layer, whether it runs (and caches keys for) its own Lightning Indexer. IndexShare
+    (GLM-5.2) lets the other layers reuse the top-k of the last one that does. The config says
+    which: ``indexer_types`` ("full" or "shared" per layer), or ``index_topk_pattern`` ("S" skips),
+    or every ``index_topk_freq``-th layer counted from ``index_skip_topk_offset`` - 1, the rule vLLM
+    0.33's DeepSeek-V2 model applies. With none of them every layer indexes (V3.2, GLM-5)."""
+    L = r.dim("num_hidden_layers")
+    freq, offset = r.dim("index_topk_freq", 1), r.dim("index_skip_topk_offset", 2, minimum=0)
+    by_rule = [max(i - offset + 1, 0) % freq == 0 for i in range(L)]
+    if r.c.get("index_topk_pattern") is not None:
+        by_rule = [t != "S" for t in r.layer_list("index_topk_pattern")]
+    if "indexer_types" not in r.c or r.c["indexer_types"] is None:
+        return by_rule
+    types = r.layer_list("indexer_types")
+    if set(types) - {"full", "shared"}:
+        raise ParameterError("indexer_types", sorted(set(types) - {"full", "shared"}), "'full' or 'shared' per layer")
+    listed = [t == "full" for t in types]
+    if listed != by_rule and (freq > 1 or r.c.get("index_topk_pattern") is not None):
+        raise ParameterError("indexer_types", f"{sum(listed)} full layers",
+                             f"the {sum(by_rule)} the config's index_topk_freq / index_topk_pattern give")
+    return listed
+
+
 def mla_groups(c: dict) -> list[CacheGroup]:
-    """MLA (DeepSeek V3, Kimi K2), with DSA's Lightning Indexer keys over every token where the
-    config has an indexer (``index_head_dim``: V3.2, GLM-5)."""
+    """MLA (DeepSeek V3, Kimi K2), with DSA's Lightning Indexer keys over every token in each layer
+    that runs its own indexer (``index_head_dim``: V3.2, GLM-5; ``indexed_layers``)."""
     r = Reader(c, family_of(c).name)
     L = r.dim("num_hidden_layers")
     out = _mla(r, L)
     if family_of(c).name == "mla+dsa":
-        out += _group("indexer", L, ratio=1, index_dim=r.dim("index_head_dim"))
+        if "layer_types" in c and set(r.layer_list("layer_types")) != {"deepseek_sparse_attention"}:
+            raise ParameterError("layer_types", sorted(set(c["layer_types"])), "deepseek_sparse_attention in every layer")
+        out += _group("indexer", sum(indexed_layers(r)), ratio=1, index_dim=r.dim("index_head_dim"))
     return out
 
 
@@ -264,22 +290,33 @@ DSA_KEYS = {"indexer_format": "fp8-indexer"}
 BASE = ("num_hidden_layers", "hidden_size", "num_attention_heads", "vocab_size")
 MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_head_dim")   # q_lora_rank may be null
 
+# Keys that give each layer its own kind: a family that does not read one would price every layer
+# alike, so a config that sets one its family does not read is refused rather than misread.
+SCHEDULES = ("layer_types", "hybrid_layer_pattern", "full_attention_interval", "compress_ratios",
+             "indexer_types", "index_topk_freq", "index_topk_pattern", "block_configs")
+DSA_SCHEDULES = ("layer_types", "indexer_types", "index_topk_freq", "index_topk_pattern")
+
 FAMILIES = (
     Family("gqa", ("llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "qwen3_vl_text",
-                   "qwen3_vl_moe_text", "minimax_m2", "mimo", "gpt_oss"), BASE, gqa_groups, PER_TENSOR_FP8),
+                   "qwen3_vl_moe_text", "minimax_m2", "mimo", "gpt_oss"), BASE, gqa_groups, PER_TENSOR_FP8,
+           schedules=("layer_types",)),
     Family("gemma", ("gemma2", "gemma3_text", "gemma4_text"), BASE + ("layer_types", "sliding_window"),
-           gemma_groups, PER_TENSOR_FP8),
-    Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, PER_TENSOR_FP8),
+           gemma_groups, PER_TENSOR_FP8, schedules=("layer_types",)),
+    Family("mimo_v2", ("mimo_v2_flash",), BASE + ("hybrid_layer_pattern", "sliding_window"), mimo_v2_groups, PER_TENSOR_FP8,
+           schedules=("hybrid_layer_pattern",)),
     Family("llama4", ("llama4_text",), BASE + ("intermediate_size", "intermediate_size_mlp", "num_local_experts"),
            llama4_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False}),   # Llama4TextConfig's default; its configs omit it
     Family("mla", ("deepseek_v3", "kimi_k2"), MLA_KEYS, mla_groups, {}),
-    Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS),
+    Family("mla+dsa", ("deepseek_v32", "glm_moe_dsa"), MLA_KEYS + ("index_head_dim",), mla_groups, DSA_KEYS,
+           schedules=DSA_SCHEDULES),
     # deepseek_ref: SGLang's name for V4 in its FP8 re-release (same keys, experts in FP8, no tie key)
     Family("deepseek_v4", ("deepseek_v4", "deepseek_ref"), BASE + ("compress_ratios", "head_dim", "sliding_window"),
-           deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}, {"tie_word_embeddings": False}),
+           deepseek_v4_groups, {"fp8_layout": "fp8-flashmla-v4", **DSA_KEYS}, {"tie_word_embeddings": False},
+           schedules=("compress_ratios",)),
     Family("kimi_linear", ("kimi_linear",), MLA_KEYS + ("linear_attn_config.num_heads",), kimi_linear_groups, {}),
     Family("gated_deltanet", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"),
-           BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, PER_TENSOR_FP8),
+           BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, PER_TENSOR_FP8,
+           schedules=("layer_types", "full_attention_interval")),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as
@@ -400,6 +437,13 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     r = Reader(c, family.name)
     for key in family.needs:
         r(key)
+    for key in SCHEDULES:
+        if c.get(key) is not None and key not in family.schedules:
+            v = c[key]
+            raise ParameterError(key, f"a list of {len(v)}" if isinstance(v, list) else v,
+                                 f"no {key}: the book reads {c['model_type']} as the {family.name} family, with "
+                                 f"{', '.join(family.schedules) or 'no per-layer schedule'}, and would price its "
+                                 "layers alike")
     for key in POSITIVE & c.keys():              # dimensions only the parameter counter reads
         if c[key] is not None:
             r.dim(key)
