@@ -72,4 +72,3 @@ check("k3-10k-requests", public=lambda: CONCURRENCY * request(pub("kimi-k3")))(
 check("v4-10k-requests", public=lambda: CONCURRENCY * request(pub("deepseek-v4-pro")), reason="unit slip",
       explain="carries the 12.2 GB per request, itself a KiB figure read as kB")(
     lambda: CONCURRENCY * request(art("deepseek-v4-pro")))
-
