@@ -153,19 +153,72 @@ def test_flags_reach_the_assumptions(capsys):
                 "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
     a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4, max_dcp=4)
     assert r["assumptions"] == a.as_dict()
-    assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000}
+    # 1,000 sessions decoding turns of 1,000 tokens at 200 tokens/s: 200 turns start a second
+    assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000,
+                             "turns_per_s": 200.0, "prompt_tokens_per_turn": 2000}
     assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
     assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
 
 
-def test_defaults_are_the_articles_workload(capsys):
-    from twopaths.views.plans import scenario_rho
-    from twopaths.specs.deployment import standard_scenario, workload
+def test_defaults_are_the_articles_workload_with_every_session_resident(capsys):
+    """An engine's max_num_seqs counts every open session: so does the default, and the first line
+    says how many are resident (10,000 of 10,000; a quarter under --rho 0.25)."""
     r = as_json(capsys, "kimi-k3")
-    w = workload()
-    assert r["workload"]["concurrency"] == w.concurrency and r["workload"]["context"] == w.average_context
-    assert r["workload"]["rho"] == scenario_rho(standard_scenario())
+    assert (r["workload"]["concurrency"], r["workload"]["context"], r["workload"]["rho"]) == (10_000, 500_000, 1.0)
+    assert r["workload"]["resident"] == 10_000 and r["workload"]["turns_per_s"] == 10_000 / 5
     assert r["gpu"] == "h200" and r["assumptions"] == assumptions("book").as_dict()
+    _, out, _ = run(capsys, "kimi-k3", "--rho", "0.25")
+    assert out.splitlines()[0] == "Kimi K3 on NVIDIA H200 SXM: 2,500 sessions resident on decode GPUs"
+
+
+@pytest.mark.parametrize("text, tokens", [("32K", 32_000), ("32Ki", 32_768), ("1Mi", 1_048_576), ("1M", 10**6),
+                                          ("128ki", 131_072), ("1e6", 10**6)])
+def test_counts_are_decimal_unless_binary_is_asked_for(text, tokens):
+    assert cli.count(text) == tokens
+
+
+def test_traffic_flags_set_the_prefill_work(capsys):
+    """Turns of 500 output tokens at 100 tokens/s, 8,000 prompt tokens each, 1,000 sessions all
+    resident: 1,000 / 5 s = 200 turns/s, so 1.6M prompt tokens/s for prefill to take in."""
+    r = as_json(capsys, "kimi-k3", "--concurrency", "1000", "--prompt-tokens", "8K", "--output-tokens", "500",
+                "--speed", "100")
+    assert r["workload"]["turns_per_s"] == 200 and r["assumptions"]["prompt_tokens_per_turn"] == 8000
+    a = assumptions("book", prompt_tokens_per_turn=8000)
+    p = fleet.plan("kimi-k3", "h200", a, fleet.workload(1000, rho=1.0, output_tokens=500, decode_tokens_per_s=100),
+                   speed=100)
+    assert p.prefill.tokens_per_s == 1_600_000 and r["best"]["prefill_nodes_by_work"] == p.prefill.by_work
+
+
+def test_a_price_gives_each_plans_cost(capsys):
+    r = as_json(capsys, "qwen-2.5-72b", "--concurrency", "100", "--context", "32K", "--price", "2")
+    for p in r["plans"]:
+        assert p["usd_per_hour"] == 2 * p["gpus"]
+        # every GPU paid, the fleet decoding one token a step for each resident session
+        tokens_per_s = 100 / p["step_s"]
+        assert p["usd_per_million_output_tokens"] == pytest.approx(2 * p["gpus"] / 3600 / tokens_per_s * 1e6)
+    _, out, _ = run(capsys, "qwen-2.5-72b", "--concurrency", "100", "--context", "32K", "--price", "2")
+    assert "cost at $2 a GPU-hour" in out
+    status, _, err = run(capsys, "qwen-2.5-72b", "--price", "0")
+    assert status == 2 and "--price: got 0" in err
+
+
+def test_reqs_counts_a_whole_unit(capsys):
+    """Under attention TP the GPUs of a group share its requests: the table counts the unit's."""
+    r = as_json(capsys, "qwen-2.5-72b", "--concurrency", "100", "--context", "32K")
+    for p in r["placements"]:
+        assert p["requests_per_unit"] == p["requests_per_attention_group"] * p["ep"] // p["attention_tp"]
+
+
+def test_a_near_miss_model_id_is_suggested(capsys):
+    need.module("aiconfigurator_core", "pip install -r requirements.txt (its corpus names the model)")
+    status, _, err = run(capsys, "qwen3-32b")
+    assert status == 2 and "did you mean 'Qwen--Qwen3-32B'" in err
+
+
+def test_a_closed_pipe_ends_quietly():
+    out = subprocess.run(f"{sys.executable} -m twopaths.plan kimi-k3 | head -1", shell=True, capture_output=True,
+                         text=True, cwd=ROOT)
+    assert out.stdout.startswith("Kimi K3 on NVIDIA H200 SXM") and "Traceback" not in out.stderr
 
 
 def test_no_valid_plan_names_the_smallest_change(capsys):
@@ -441,3 +494,18 @@ def test_attention_tp_the_heads_do_not_split_is_named_not_skipped(capsys, tmp_pa
     assert all(p["attention_tp"] in (1, 2, 4) for p in r["placements"])
     status, out, _ = run(capsys, path, *HEADLINE)
     assert "attention TP8 not tried: it must be a divisor of" in out
+
+
+def test_a_config_without_kv_heads_is_said_to_be_mha(capsys, tmp_path):
+    """transformers reads a missing num_key_value_heads as one K/V head per query head: the output
+    says so, since a GQA model whose key was dropped would be priced 8x or more."""
+    c = json.loads(Path(corpus("Qwen--Qwen3-32B")).read_text())
+    _, out, _ = run(capsys, written(tmp_path / "config.json", json.dumps(c)), "--concurrency", "10")
+    assert "MHA, transformers' default" not in out
+    del c["num_key_value_heads"]
+    (tmp_path / "mha").mkdir()                  # its own folder: a model's id is its folder's name
+    status, out, _ = run(capsys, written(tmp_path / "mha" / "config.json", json.dumps(c)), "--concurrency", "10",
+                         "--format", "json")
+    r = json.loads(out)
+    # 64 layers x 64 K/V heads (the query heads) x 128 x (K, V) x 2 B
+    assert r["mha_by_default"] and r["kv_bytes_per_token"] == 64 * 64 * 128 * 2 * 2

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 
 from . import specs
 from .calc import fleet, kv
 from .calc.placement import no_unit_reason, placements
-from .errors import ParameterError, check_int
+from .errors import ParameterError, check_int, check_real
 from .specs.lookup import add_gpu_file, resolve_model, shipped_state_dtype
 from .specs.serving import KV_DTYPES, STATE_DTYPES, Assumptions, assumptions, weight_scenarios
 from .views.plan_report import report, table
@@ -28,17 +29,24 @@ examples:
   python -m twopaths.plan deepseek-v4-pro --gpu b300 --context 1M --concurrency 10000 --rho 0.25
   python -m twopaths.plan kimi-k3 --gpu h200 --kv-dtype fp8 --formats fp8-non-expert
   python -m twopaths.plan deepseek-v4-pro --gpu h200 --rho 0.25 --speed 100
+  python -m twopaths.plan Qwen--Qwen3-32B --gpu h100 --context 128Ki --concurrency 1000 --price 2.5
+  python -m twopaths.plan kimi-k3 --prompt-tokens 8K --output-tokens 500
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --state-dtype shipped
   python -m twopaths.plan kimi-k3 --gpu-spec my-gpus.json --gpu my-gpu
 
-Defaults are the article's workload (10,000 sessions of 500K tokens) at the duty cycle of its
-standard scenario, and the book's serving assumptions (specs/serving.yaml), among them a BF16
-linear-attention state, as the article sizes K3's; the output says which state dtype the config
-ships (Qwen3.5's FP32), and --state-dtype shipped prices that one. Counts take
-1000000, 1_000_000, 1e6, 500K or 1M.
+Defaults are the article's workload (10,000 sessions of 500K tokens), every session resident on
+a decode GPU as an engine's max_num_seqs counts them (--rho 0.25 is the article's standard
+scenario, where a quarter are), and the book's serving assumptions (specs/serving.yaml), among
+them a BF16 linear-attention state, as the article sizes K3's; the output says which state dtype
+the config ships (Qwen3.5's FP32), and --state-dtype shipped prices that one. Each turn brings
+2,000 new prompt tokens and decodes 1,000 output tokens at 200 tokens/s (the article's), or at
+--speed when one is given; prefill sized by work follows them.
+
+Counts take 1000000, 1_000_000, 1e6, 500K or 1M: K, M and G are powers of ten (32K = 32,000),
+Ki, Mi and Gi powers of two (32Ki = 32,768, a context length as engines often give it).
 
 exit status: 0 a plan; 1 no plan: no placement holds a request (the output names the smallest
 change that makes one valid) or the planner cannot size this model's prefill (the output says
@@ -49,16 +57,19 @@ why, and still shows each placement's GPU); 2 bad input.
 FLAGS = {"model": "MODEL", "config": "MODEL", "gpu": "--gpu", "context": "--context", "concurrency": "--concurrency",
          "rho": "--rho", "kv_dtype": "--kv-dtype", "state_dtype": "--state-dtype", "weights": "--formats",
          "gpus_per_node": "--gpus-per-node", "max_attention_tp": "--gpus-per-node", "max_dcp": "--max-dcp",
-         "speed": "--speed"}
-SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9}
+         "speed": "--speed", "prompt_tokens_per_turn": "--prompt-tokens", "output_tokens": "--output-tokens",
+         "usd_per_gpu_hour": "--price"}
+SUFFIXES = {"k": 10**3, "m": 10**6, "g": 10**9, "ki": 2**10, "mi": 2**20, "gi": 2**30}
 
 
 def count(text: str) -> int:
-    """A whole count from the command line: 1000000, 1_000_000, 1,000,000, 1e6, 500K or 1M."""
+    """A whole count from the command line: 1000000, 1_000_000, 1,000,000, 1e6, 500K, 1M (powers of
+    ten) or 32Ki, 1Mi (powers of two)."""
     t = text.strip().replace("_", "").replace(",", "")
-    m = re.fullmatch(r"(\d+(?:\.\d+)?)([kKmMgG]?)|(\d+(?:\.\d+)?[eE]\d+)", t)
+    m = re.fullmatch(r"(\d+(?:\.\d+)?)((?:[kKmMgG]i?)?)|(\d+(?:\.\d+)?[eE]\d+)", t)
     if not m:
-        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a whole number such as 500000, 500K or 1e6")
+        raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a whole number such as 500000, 500K, "
+                                         "32Ki or 1e6")
     value = float(m.group(3)) if m.group(3) else float(m.group(1)) * SUFFIXES.get(m.group(2).lower(), 1)
     if value != int(value):
         raise argparse.ArgumentTypeError(f"got {text!r}; allowed: a whole number of tokens or sessions")
@@ -83,8 +94,17 @@ def parser() -> argparse.ArgumentParser:
                    help="tokens a session holds (default 500K); past the config's max_position_embeddings "
                         "the plan is still computed, and flagged (FLAG; beyond_max_position in JSON)")
     p.add_argument("--concurrency", type=count, default=None, help="sessions open at once (default 10,000)")
-    p.add_argument("--rho", type=float, default=None,
-                   help="share of sessions decoding at once, in (0, 1] (default: the article's standard scenario)")
+    p.add_argument("--rho", type=float, default=1.0,
+                   help="share of sessions resident on decode GPUs at once, in (0, 1] (default 1: every "
+                        "session, as max_num_seqs counts them; 0.25 is the article's standard scenario)")
+    p.add_argument("--prompt-tokens", type=count, default=None,
+                   help="new prompt tokens a turn brings past the cached prefix (default 2,000): prefill work")
+    p.add_argument("--output-tokens", type=count, default=None,
+                   help="tokens a turn decodes (default 1,000, the article's): with the decode speed, how "
+                        "often turns start, so how much prompt prefill must take in")
+    p.add_argument("--price", type=float, default=None, metavar="USD",
+                   help="price of one GPU an hour, in US dollars: each plan's cost an hour and per million "
+                        "output tokens (at the bandwidth bound, every GPU of the plan paid)")
     p.add_argument("--kv-dtype", choices=KV_DTYPES, default=None,
                    help="cache entry format (default bf16; fp8 is each model's shipped FP8 layout)")
     p.add_argument("--state-dtype", choices=(*STATE_DTYPES, "shipped"), default=None,
@@ -123,6 +143,8 @@ def serving(args, model: str | None = None) -> Assumptions:
                                   else args.state_dtype)
     if args.formats:
         changes["weights"] = args.formats
+    if args.prompt_tokens is not None:
+        changes["prompt_tokens_per_turn"] = args.prompt_tokens
     if args.gpus_per_node is not None:
         n = check_int("gpus_per_node", args.gpus_per_node, minimum=1)
         changes.update(gpus_per_node=n, max_attention_tp=min(a.max_attention_tp, n))
@@ -130,14 +152,6 @@ def serving(args, model: str | None = None) -> Assumptions:
     if args.max_dcp is not None:
         changes["max_dcp"] = args.max_dcp
     return a.but(**changes)
-
-
-def default_rho() -> float:
-    """The duty cycle of the article's standard scenario (``plans.scenario_rho``; imported late:
-    it brings the chapter helpers, which a run given ``--rho`` does not need)."""
-    from .views.plans import scenario_rho
-    from .specs.deployment import standard_scenario
-    return scenario_rho(standard_scenario())
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,17 +163,23 @@ def main(argv: list[str] | None = None) -> int:
         gpu = specs.gpu(args.gpu.lower() if args.gpu.lower() in specs.gpu_ids() else args.gpu).id
         model = resolve_model(args.model)
         a = serving(args, model)
-        rho = default_rho() if args.rho is None else args.rho
-        work = fleet.workload(args.concurrency, args.context, rho)
+        work = fleet.workload(args.concurrency, args.context, args.rho, output_tokens=args.output_tokens,
+                              decode_tokens_per_s=args.speed)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
+        if args.price is not None:
+            check_real("usd_per_gpu_hour", args.price, minimum=0, open_min=True)
         if not placements(model, a):     # say why: the expert slots, or no engine for the layout
             cli.error(f"MODEL: got {args.model!r}; allowed: a model the planner can place: "
                       + (no_unit_reason(model, a) or "no engine of specs/engines.yaml launches its units")
                       + " (--gpus-per-node changes the node size)")
-        r = report(model, gpu, a, work, args.speed)
+        r = report(model, gpu, a, work, args.speed, args.price)
     except ParameterError as e:
         cli.error(flag_message(e))
-    print(json.dumps(r, indent=1) if args.format == "json" else table(r))
+    try:
+        print(json.dumps(r, indent=1) if args.format == "json" else table(r))
+        sys.stdout.flush()
+    except BrokenPipeError:      # `plan ... | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return 0 if r["best"] is not None else 1
 
 

@@ -43,11 +43,17 @@ class Workload:
     concurrency: int
     context: int
     rho: float = 1.0
+    output_tokens: int | None = None           # a turn's output tokens (None: the article's)
+    decode_tokens_per_s: float | None = None   # the speed a turn decodes at (None: the article's)
 
     def __post_init__(self):
         check_int("concurrency", self.concurrency, minimum=1)
         check_int("context", self.context, minimum=1)
         check_rho(self.rho)
+        if self.output_tokens is not None:
+            check_int("output_tokens", self.output_tokens, minimum=1)
+        if self.decode_tokens_per_s is not None:
+            check_real("decode_tokens_per_s", self.decode_tokens_per_s, minimum=0, open_min=True)
 
     @property
     def resident(self) -> int:
@@ -59,14 +65,18 @@ class Workload:
         """Turns the sessions start a second: each decodes for w_decode seconds a turn, a share rho
         of its life (the article's 1,000 output tokens at 200 tokens/s)."""
         w = article_workload()
-        return self.concurrency * self.rho / decode_seconds(w.output_tokens, w.decode_tokens_per_s)
+        output = w.output_tokens if self.output_tokens is None else self.output_tokens
+        speed = w.decode_tokens_per_s if self.decode_tokens_per_s is None else self.decode_tokens_per_s
+        return self.concurrency * self.rho / decode_seconds(output, speed)
 
 
-def workload(concurrency: int | None = None, context: int | None = None, rho: float = 1.0) -> Workload:
-    """The article's workload (10,000 sessions of 500K tokens) with any field changed."""
+def workload(concurrency: int | None = None, context: int | None = None, rho: float = 1.0,
+             output_tokens: int | None = None, decode_tokens_per_s: float | None = None) -> Workload:
+    """The article's workload (10,000 sessions of 500K tokens, turns of 1,000 output tokens at 200
+    tokens/s) with any field changed."""
     w = article_workload()
     return Workload(w.concurrency if concurrency is None else concurrency,
-                    w.average_context if context is None else context, rho)
+                    w.average_context if context is None else context, rho, output_tokens, decode_tokens_per_s)
 
 
 @dataclass(frozen=True)

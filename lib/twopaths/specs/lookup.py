@@ -8,6 +8,7 @@ the ``plan`` command and the chapters' parameters (``views.scenario``) take thes
 
 from __future__ import annotations
 
+import difflib
 import importlib.util
 import json
 from pathlib import Path
@@ -29,14 +30,37 @@ def add_gpu_file(path: str) -> list[str]:
     return [add_gpu(gid, fields) for gid, fields in data.items()]
 
 
-def corpus_path(name: str) -> Path | None:
-    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it is installed
-    and holds one (found without importing the package)."""
+def _corpus() -> Path | None:
+    """AIConfigurator's bundled configs, if it is installed (found without importing the package)."""
     spec = importlib.util.find_spec("aiconfigurator_core")
     if spec is None or not spec.submodule_search_locations:
         return None
-    path = Path(list(spec.submodule_search_locations)[0]) / "model_configs" / f"{name}_config.json"
-    return path if path.is_file() else None
+    return Path(list(spec.submodule_search_locations)[0]) / "model_configs"
+
+
+def corpus_path(name: str) -> Path | None:
+    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it holds one."""
+    folder = _corpus()
+    path = folder / f"{name}_config.json" if folder else None
+    return path if path and path.is_file() else None
+
+
+def near_misses(name: str, n: int = 3) -> list[str]:
+    """Registry ids and corpus names that ``name`` nearly spells: the same letters and digits in any
+    case (``qwen3-32b`` for ``Qwen--Qwen3-32B``), else the closest by difflib."""
+    folder = _corpus()
+    corpus = [p.name.removesuffix("_config.json") for p in folder.glob("*_config.json")
+              if not p.name.endswith("_hf_quant_config.json")] if folder else []
+    names = sorted({*model_ids(include_reference=True), *corpus})
+
+    def key(s):
+        return "".join(ch for ch in s.lower() if ch.isalnum())
+
+    same = [c for c in names if key(c).endswith(key(name)) and key(name)]
+    if same:
+        return sorted(same, key=len)[:n]
+    lowered = {c.lower(): c for c in names}
+    return [lowered[c] for c in difflib.get_close_matches(name.lower(), list(lowered), n=n, cutoff=0.6)]
 
 
 def resolve_model(arg: str, name: str = "MODEL") -> str:
@@ -51,8 +75,10 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         return arg
     path = arg if Path(arg).suffix == ".json" else corpus_path(arg)
     if path is None:
+        close = near_misses(arg)
+        hint = f" (did you mean {' or '.join(repr(c) for c in close)}?)" if close else ""
         raise ParameterError(name, arg, "a registry id (" + ", ".join(ids) + "), a path to a config.json, "
-                             "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'")
+                             "or a name in AIConfigurator's corpus such as 'Qwen--Qwen3-235B-A22B'" + hint)
     try:
         return add_model(str(Path(path).resolve()))   # resolved: ./config.json is named by its folder
     except ParameterError as e:

@@ -19,6 +19,7 @@ from dataclasses import asdict
 from .. import specs
 from ..specs import max_position
 from ..calc import fleet, kv
+from ..calc.cost import fleet_cost
 from ..calc.decode import plan_step
 from ..calc.placement import GPUMemory, memory, placements, untried_tp
 from ..calc.request import model_weight_bytes
@@ -52,14 +53,22 @@ def memory_dict(m: GPUMemory) -> dict:
             "other_weight_bytes_per_gpu": m.other_bytes, "weight_bytes_per_gpu": m.weights,
             "reserve_bytes_per_gpu": m.reserve.total, "reserve": asdict(m.reserve),
             "overhead_bytes_per_gpu": m.overhead_bytes, "request_bytes_per_gpu": m.request_bytes,
-            "requests_per_gpu": m.requests, "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare}
+            # the requests whose cache this GPU holds a share of: its attention group's, and a unit
+            # of several groups holds that many in each
+            "requests_per_gpu": m.requests, "requests_per_attention_group": m.requests,
+            "requests_per_unit": m.requests * m.placement.attention_groups,
+            "used_bytes_per_gpu": m.used, "spare_bytes_per_gpu": m.spare}
 
 
-def plan_dict(p: fleet.Plan) -> dict:
-    """A plan: its decode GPU (``memory_dict``), its node counts, the engine that launches it and
-    each able engine's command lines (``views.launch``)."""
+def plan_dict(p: fleet.Plan, price: float | None = None) -> dict:
+    """A plan: its decode GPU (``memory_dict``), its node counts, the engine that launches it,
+    each able engine's command lines (``views.launch``) and, given a ``price`` a GPU-hour, its cost
+    (``calc.cost.fleet_cost``: at the bandwidth bound, every GPU paid)."""
     engine = p.engine
+    cost = fleet_cost(p, price) if price is not None else None
     return {**memory_dict(p.decode), "engine": engine.label if engine else None, "launch": launch.as_dict(p),
+            "usd_per_hour": cost.usd_per_hour if cost else None,
+            "usd_per_million_output_tokens": cost.usd_per_million_tokens if cost else None,
             "session_tokens_per_s": p.session_speed, "step_s": plan_step(p).step,
             "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
@@ -69,7 +78,7 @@ def plan_dict(p: fleet.Plan) -> dict:
 
 
 def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, valid: list,
-                speed: float | None = None) -> dict:
+                speed: float | None = None, price: float | None = None) -> dict:
     """The plan of each valid placement, fewest nodes first, and the best; or why there is none:
     no placement holds a request (``smallest_change``), or the planner cannot size this model
     (``unsized``: prefill by work needs attention FLOPs ``calc.attention_flops`` does not count)."""
@@ -85,12 +94,13 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
         return {"plans": [], "best": None, "smallest_change": None,
                 "unsized": "prefill nodes are sized by attention FLOPs, which calc.attention_flops counts "
                            f"only for {e.allowed}"}
-    return {"plans": [plan_dict(p) for p in plans], "best": plan_dict(best), "smallest_change": None,
+    return {"plans": [plan_dict(p, price) for p in plans], "best": plan_dict(best, price), "smallest_change": None,
             "unsized": None}
 
 
-def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: float | None = None) -> dict:
-    """Every figure the command prints, from the calculators."""
+def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: float | None = None,
+           price: float | None = None) -> dict:
+    """Every figure the command prints, from the calculators; ``price``: USD a GPU-hour."""
     spec, g = specs.model(model), specs.gpu(gpu)
     shipped = shipped_state_dtype(spec)
     # the placements the planner chooses among: pipeline stages only where memory demands them,
@@ -100,7 +110,12 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
     return {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
-                     "resident": work.resident},
+                     "resident": work.resident, "turns_per_s": work.turns_per_s,
+                     "prompt_tokens_per_turn": a.prompt_tokens_per_turn},
+        "usd_per_gpu_hour": price,
+        # transformers' default for a config without num_key_value_heads: one K/V head per query head
+        "mha_by_default": "num_key_value_heads" not in spec.config and any(
+            g.kind in ("mha", "window") and "kv_heads" in g.dims for g in spec.attention),
         "assumptions": a.as_dict(),
         # the longest context the config declares: a longer one is priced, and flagged (specs.max_position)
         "max_position_embeddings": max_position.limit(spec),
@@ -118,7 +133,7 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         "attention_tp_not_tried": {str(t): why for t, why in untried_tp(model, a).items()},
         "placements": [memory_dict(m) for m in valid],
         "speed_target": speed,
-        **fleet_plans(model, g.id, a, work, [m.placement for m in valid], speed),
+        **fleet_plans(model, g.id, a, work, [m.placement for m in valid], speed, price),
     }
 
 
@@ -129,35 +144,39 @@ def _row(cells, widths) -> str:
 def table(r: dict) -> str:
     """The report as text, every line at most ``WIDTH`` characters."""
     w, a = r["workload"], r["assumptions"]
-    lines = [f"{r['model_name']} on {r['gpu_name']}",
-             f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g}: "
-             f"{w['resident']:,} resident",
+    lines = [f"{r['model_name']} on {r['gpu_name']}: {w['resident']:,} sessions resident on decode GPUs",
+             f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g} (the share resident); "
+             f"{w['turns_per_s']:,.0f} turns/s of {w['prompt_tokens_per_turn']:,} prompt tokens",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
+    if r["mha_by_default"]:
+        lines.append("NOTE: the config gives no num_key_value_heads, so each query head keeps its own K/V "
+                     "(MHA, transformers' default)")
     if r["beyond_max_position"]:
         lines.append(f"FLAG: {w['context']:,} tokens is {context_limit.flag(r['model'], w['context'])}: "
                      "every figure below is computed there, but the model was not built for it")
     lines += ["",
               "cache of one request",
               f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
-              f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB",
+              f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB"
+              + ("" if r["fixed_bytes_per_request"] else " (none: every layer's cache grows)"),
               f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
     lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
     lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
-                 "(GB a GPU; nodes decode + prefill at P:D)")
+                 "(GB a GPU; reqs a decode unit holds; nodes decode + prefill at P:D)")
     for t, why in r["attention_tp_not_tried"].items():
         lines.append(f"  attention TP{t} not tried: it must be {why}")
-    widths = [27, 7, 7, 4, 11, 5, 6, 7, 6]
+    widths = [27, 7, 7, 6, 11, 5, 6, 7, 6]
     if rows:
         lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
                            "prefill", "nodes"], widths))
     for p in rows:
         fleet_cells = [f"{p[k]:,}" if k in p else "-" for k in ("units", "decode_nodes", "prefill_nodes", "nodes")]
         lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
-                           f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_gpu']:,}",
+                           f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_unit']:,}",
                            f"{p['used_bytes_per_gpu'] / GB:.1f}/{p['usable_bytes'] / GB:.1f}",
                            *fleet_cells], widths))
     lines.append("")
@@ -178,12 +197,25 @@ def table(r: dict) -> str:
         lines.append(f"  each session decodes at most {b['session_tokens_per_s']:.1f} tokens/s{target} (a bound: "
                      f"HBM reads, DCP merge and {1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all "
                      f"in a {1e3 * b['step_s']:.1f} ms step)")
+        if r["usd_per_gpu_hour"] is not None:
+            lines += cost_lines(r)
         for launch in b["launch"].values():
             lines.append(f"{launch['engine']}, first node of each decode unit of "
                          f"{launch['decode_nodes_per_unit']} (the others take their own rank):")
             lines += _command_lines(launch["decode"])
     return "\n".join(line if line.endswith("\\") or line.startswith("  ") and "--" in line else _wrap(line)
                      for line in lines)
+
+
+def cost_lines(r: dict) -> list[str]:
+    """Each plan's cost at ``usd_per_gpu_hour``, as chapter 13 prices a fleet (``calc.cost``)."""
+    out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (every GPU paid; output tokens at the bandwidth bound):"]
+    widths = [27, 7, 12, 14]
+    out.append("  " + _row(["placement", "GPUs", "$ an hour", "$ per M tokens"], widths))
+    for p in r["plans"]:
+        out.append("  " + _row([p["placement"], f"{p['gpus']:,}", f"{p['usd_per_hour']:,.0f}",
+                                f"{p['usd_per_million_output_tokens']:,.2f}"], widths))
+    return out
 
 
 def _command_lines(command: str) -> list[str]:
