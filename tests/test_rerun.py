@@ -2,6 +2,9 @@
 
 import base64
 import json
+import os
+import re
+import shutil
 
 import nbformat
 import pytest
@@ -44,13 +47,14 @@ def _fake_execute(values):
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / nb.name).write_text(nb.read_text())
         if values is None:
-            raise runner.RunError(f"{nb.name} failed in cell 3 (ParameterError)")
-        return {"profile": params["profile"], "notebooks": {nb.stem: {"values": values}}}
+            raise runner.RunError(f"{nb.name} failed in cell 3 (ParameterError); see {out_dir / nb.name}")
+        return {"profile": params["profile"], "notebooks": {nb.stem: {"values": values,
+                                                                       "executed": str(out_dir / nb.name)}}}
     return execute
 
 
 def test_a_run_writes_its_folder_whole(tmp_path, monkeypatch):
-    monkeypatch.setattr(rerun, "render_page", lambda nb, root, out: out)
+    monkeypatch.setattr(rerun, "render_page", lambda nb, root, out, params=None: out)
     nb = tmp_path / "08-x.ipynb"
     _notebook(nb, "fig-08-x")
     params = {"profile": "smoke", "device": "cpu", "gpus": ["b300"]}
@@ -59,23 +63,26 @@ def test_a_run_writes_its_folder_whole(tmp_path, monkeypatch):
     assert json.loads((folder / "parameters.json").read_text()) == {"chapter": "08-x", **params}
     assert json.loads((folder / "results.json").read_text())["notebooks"]["08-x"]["values"] == {"n": 1}
     assert (folder / "figures" / "fig-08-x.png").is_file()
+    # the results name the notebook where it lies now, not the folder it was written in
+    assert json.loads((folder / "results.json").read_text())["notebooks"]["08-x"]["executed"] == str(folder / nb.name)
     # other parameters, another folder: the first run's answers stay where they were
     other = rerun.rerun(nb, {**params, "gpus": ["h200"]}, tmp_path / "build", tmp_path, _fake_execute({"n": 2}))
     assert other != folder and (folder / "results.json").is_file()
 
 
 def test_a_failed_run_leaves_no_results_behind(tmp_path, monkeypatch):
-    monkeypatch.setattr(rerun, "render_page", lambda nb, root, out: out)
+    monkeypatch.setattr(rerun, "render_page", lambda nb, root, out, params=None: out)
     nb = tmp_path / "08-x.ipynb"
     _notebook(nb)
     params = {"profile": "smoke", "device": "cpu", "concurrency": 5}
     folder = rerun.rerun(nb, params, tmp_path / "build", tmp_path, _fake_execute({"n": 1}))
     assert (folder / "results.json").is_file()
     # the same parameters again, but now the chapter fails (say the code changed): the old results go
-    with pytest.raises(runner.RunError):
+    with pytest.raises(runner.RunError) as e:
         rerun.rerun(nb, params, tmp_path / "build", tmp_path, _fake_execute(None))
     assert not folder.exists()
     failed = folder.with_name(folder.name + ".failed")
+    assert str(e.value).endswith(f"see {failed / '08-x.ipynb'}")      # the path the reader can open
     assert (failed / "08-x.ipynb").is_file() and not (failed / "results.json").exists()
 
 
@@ -83,7 +90,20 @@ def test_the_page_renders_standalone_with_the_books_config(tmp_path):
     root = runner.ROOT
     nb = tmp_path / "08-x.ipynb"
     _notebook(nb, "fig-08-x")
-    page = rerun.render_page(nb, root, tmp_path / "html")
+    page = rerun.render_page(nb, root, tmp_path / "html", {"profile": "smoke", "gpus": ["b300"]})
     html = page.read_text()
     assert page.name == "08-x.html" and "A chapter" in html and "A caption." in html
     assert (tmp_path / "html" / "_static").is_dir()
+    # the box names what it ran with, before the first cell after the title
+    assert "This page is a re-run" in html and html.index("re-run") < html.index("A caption.")
+    assert "gpus = [&quot;b300&quot;]" in re.sub(r"<[^>]+>", "", html)
+    # two pages, one MathJax: the second links to the first's copy
+    twin = tmp_path / "twin"
+    shutil.copytree(tmp_path / "html", twin, symlinks=True)
+    for html_dir in (tmp_path / "html", twin):
+        rerun.share_static(html_dir, tmp_path / "_shared")
+    shared = list((tmp_path / "_shared").iterdir())
+    assert len(shared) == 1 and (shared[0] / "core.js").is_file()
+    for html_dir in (tmp_path / "html", twin):
+        link = html_dir / "_static" / "mathjax"
+        assert link.is_symlink() and link.resolve() == shared[0].resolve() and not os.path.isabs(os.readlink(link))

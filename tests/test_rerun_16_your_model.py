@@ -74,3 +74,22 @@ def test_bad_input_stops_the_chapter_in_its_setup_cell(tmp_path, params, message
     text = str(info.value)
     assert message in text and "ParameterError" in text
     assert "failed in cell 3" in text, text     # the parameters, papermill's injected cell, then setup
+
+
+@pytest.mark.notebooks
+def test_a_rerun_page_says_what_it_ran_with(tmp_path):
+    """The command a reader runs (``runner chapter``): its standalone page opens with the parameters
+    given, not only the defaults the parameters cell shows, and its results name the folder kept."""
+    import json
+    import re
+    from twopaths.machinery import rerun as rerun_mod
+    params = {"profile": "smoke", "device": "cpu", "configs": [QWEN], "models": [], "gpu": "b300",
+              "context": 131_072}
+    folder = rerun_mod.rerun(NB, params, tmp_path / "build", runner.ROOT, runner._rerun_execute)
+    page = re.sub(r"<[^>]+>", "", (folder / "html" / f"{NB.stem}.html").read_text())
+    box = page[page.index("This page is a re-run"):]
+    for shown in ('gpu = &quot;b300&quot;', "context = 131072", f'configs = [&quot;{QWEN}&quot;]'):
+        assert shown in box[:2000], shown
+    results = json.loads((folder / "results.json").read_text())
+    assert results["notebooks"][NB.stem]["executed"] == str(folder / NB.name)
+    assert (folder / "html" / "_static" / "mathjax").is_symlink()

@@ -603,7 +603,8 @@ def main(argv: list[str] | None = None) -> int:
             check_parameters(nb, params)   # before a folder is made or a kernel started
             folder = rerun_mod.rerun(nb, params, BUILD, ROOT, _rerun_execute)
             print(f"[twopaths] re-run folder: {folder}\n[twopaths] executed notebook: {folder / nb.name}\n"
-                  f"[twopaths] results: {folder / 'results.json'}\n[twopaths] page: {folder / 'html' / (nb.stem + '.html')}")
+                  f"[twopaths] results: {folder / 'results.json'}\n[twopaths] page: {folder / 'html' / (nb.stem + '.html')}"
+                  f"\n[twopaths] figures: {folder / 'figures'}")
         elif args.cmd in ("compare", "refresh"):
             current = _read_results(BUILD / "results" / f"{args.profile}.json", f"results of a {args.profile} run")
             ref_path = reference_path(args.profile)
