@@ -3,6 +3,8 @@ before any work."""
 
 import pytest
 
+import need
+
 from rerun_case import FIGURES
 from twopaths.views import scenario
 from twopaths import specs
@@ -68,3 +70,16 @@ def test_gpu_specs_may_be_a_json_file(raises_param, tmp_path):
     path.write_text('{"file-gpu": ' + str(FIGURES).replace("'", '"') + "}")
     assert scenario.gpu("file-gpu", str(path)) == "file-gpu"
     raises_param("gpu_specs", scenario.gpu, "h200", str(tmp_path / "absent.json"))
+
+
+def test_cache_path_reads_the_cache_groups():
+    """Which path a model's cache takes, counted from its config: K3's 69 KDA layers of 93, V4-Flash's
+    41 compressed layers of 43 (its first two keep only the window; the 44th ratio is the MTP
+    layer's), gpt-oss's 12 of 24."""
+    from twopaths.specs.lookup import resolve_model
+    assert scenario.cache_path("kimi-k3") == "Kimi K3 keeps a fixed state in 69 of 93 layers and every token in 24: K3's path"
+    assert scenario.cache_path("deepseek-v4-flash").startswith("DeepSeek-V4-Flash keeps compressed entries in 41 of 43 layers")
+    assert scenario.cache_path("qwen-2.5-72b") == "Qwen-2.5-72B keeps every token in all 80 layers: neither path"
+    need.module("aiconfigurator_core")
+    gpt = resolve_model("openai--gpt-oss-20b")
+    assert "a sliding window in 12 of 24 layers and every token in 12" in scenario.cache_path(gpt)

@@ -101,3 +101,24 @@ def title(what: str, models=(), gpus=(), where: str = "") -> str:
     elif gpus:
         parts[0] += ", " + listing(gpu_name(g) for g in gpus)
     return ", ".join(parts + ([where] if where else []))
+
+
+def cache_path(model: str) -> str:
+    """Which of the article's two paths a model's cache takes, read from its cache groups (indexer
+    keys ride with the layers they index): ``"Kimi K3 keeps a fixed state in 69 of 93 layers and
+    every token in 24: K3's path"``."""
+    spec = specs.model(model)
+    layers = {}
+    for g in spec.attention:
+        layers[g.kind] = layers.get(g.kind, 0) + g.layers
+    name, total = model_name(model), spec.layers
+    if layers.get("kda"):
+        return (f"{name} keeps a fixed state in {layers['kda']} of {total} layers and every token in "
+                f"{total - layers['kda']}: K3's path")
+    if layers.get("compressed"):
+        return (f"{name} keeps compressed entries in {layers['compressed']} of {total} layers, beside a "
+                "sliding window in each: V4's path")
+    if layers.get("window"):
+        return (f"{name} keeps a sliding window in {layers['window']} of {total} layers and every token "
+                f"in {total - layers['window']}: neither path, a window")
+    return f"{name} keeps every token in all {total} layers: neither path"
