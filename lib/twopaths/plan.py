@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+import textwrap
 
 from . import specs
 from .calc import fleet, kv
@@ -76,9 +77,18 @@ def count(text: str) -> int:
     return int(value)
 
 
+def families() -> str:
+    """The config families MODEL may be, each with its model_types, wrapped for --help."""
+    from .specs.from_config import FAMILIES
+    lines = [textwrap.fill(f"{f.name}: {', '.join(f.model_types)}", 79, initial_indent="  ", subsequent_indent="    ")
+             for f in FAMILIES]
+    return "config.json families the book reads (model_type):\n" + "\n".join(lines) + "\n"
+
+
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
-        prog="python -m twopaths.plan", epilog=EXAMPLES, formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="python -m twopaths.plan", epilog=EXAMPLES + "\n" + families(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
         description="KV bytes, weights and the fleet plan for one model on one GPU.")
     p.add_argument("model", metavar="MODEL", help="a registry model id (" + ", ".join(
         specs.model_ids(include_reference=True)) + "), a path to a config.json, or a name in "

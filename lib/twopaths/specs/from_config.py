@@ -333,7 +333,8 @@ def family_of(c: dict) -> Family:
                              "is it a model's config.json?)")
     t = c["model_type"]
     if t not in MODEL_TYPES:
-        raise ParameterError("model_type", t, "a model_type the book reads: " + ", ".join(sorted(MODEL_TYPES)))
+        raise ParameterError("model_type", t, f"one of the {len(MODEL_TYPES)} model_types of the {len(FAMILIES)} "
+                             "families the book reads (python -m twopaths.plan --help lists them)")
     return MODEL_TYPES[t]
 
 
