@@ -349,7 +349,11 @@ def test_kimi_linear_as_transformers_builds_it():
 
 def test_unknown_model_type_names_the_key():
     err = pytest.raises(ParameterError, specs.from_config, {"model_type": "rwkv7", "num_hidden_layers": 2}).value
-    assert err.name == "model_type" and "llama" in err.allowed
+    assert err.name == "model_type" and err.got == "rwkv7"
+    # one short line that points to the list, which --help prints family by family
+    assert len(str(err)) < 160 and "python -m twopaths.plan --help" in err.allowed
+    from twopaths import plan
+    assert "  mla+dsa: deepseek_v32, glm_moe_dsa" in plan.families().splitlines()
 
 
 MISSING = [("deepseek-ai--DeepSeek-V3", "kv_lora_rank", "mla"),                 # a cache dimension
