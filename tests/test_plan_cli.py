@@ -509,3 +509,15 @@ def test_a_config_without_kv_heads_is_said_to_be_mha(capsys, tmp_path):
     r = json.loads(out)
     # 64 layers x 64 K/V heads (the query heads) x 128 x (K, V) x 2 B
     assert r["mha_by_default"] and r["kv_bytes_per_token"] == 64 * 64 * 128 * 2 * 2
+
+
+@pytest.mark.parametrize("model, fixed", [("qwen-2.5-72b", 0),
+                                          # K3: 69 KDA layers x (96 heads x 128 x 128 BF16 + 3 tokens of q, k, v)
+                                          ("kimi-k3", 69 * (96 * 128 * 128 * 2 + 3 * 96 * 3 * 128 * 2))])
+def test_the_fixed_state_at_the_longest_context_is_only_what_stops_growing(capsys, model, fixed):
+    """At kv.MAX_TOKENS (1e12) nothing can be seen to grow past the context: a growing cache must
+    still not count as fixed (it read 327,680,000,000 MB for Qwen 2.5)."""
+    status, out, _ = run(capsys, model, "--context", "1e12", "--concurrency", "1", "--format", "json")
+    r = json.loads(out)
+    assert status == 1 and r["best"] is None            # no GPU holds such a request
+    assert r["fixed_bytes_per_request"] == kv.fixed_bytes(model, 10**12, "bf16", "bf16") == fixed

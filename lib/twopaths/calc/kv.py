@@ -140,10 +140,11 @@ def request_kv_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None =
 
 def fixed_bytes(spec, tokens: int, kv_dtype=None, state_dtype: str | None = None) -> float:
     """Bytes of one request's cache that no longer grow past ``tokens`` tokens: recurrent state and
-    full sliding windows (each group compared at ``tokens`` and at ``MAX_TOKENS``)."""
-    now = group_bytes(spec, tokens, kv_dtype, state_dtype)
-    last = group_bytes(spec, MAX_TOKENS, kv_dtype, state_dtype)
-    return float(sum(b for (_, b), (_, b_last) in zip(now, last) if b == b_last))
+    full sliding windows. A group counts when it stops growing at all (the same at half of
+    ``MAX_TOKENS`` as at ``MAX_TOKENS``, so a growing cache never counts, even at ``MAX_TOKENS``)
+    and has reached its size at ``tokens``."""
+    now, half, last = (group_bytes(spec, t, kv_dtype, state_dtype) for t in (tokens, MAX_TOKENS // 2, MAX_TOKENS))
+    return float(sum(b for (_, b), (_, b_half), (_, b_last) in zip(now, half, last) if b == b_half == b_last))
 
 
 def kv_bytes_per_token(spec, kv_dtype=None, state_dtype: str | None = None) -> float:
