@@ -521,3 +521,39 @@ def test_the_fixed_state_at_the_longest_context_is_only_what_stops_growing(capsy
     r = json.loads(out)
     assert status == 1 and r["best"] is None            # no GPU holds such a request
     assert r["fixed_bytes_per_request"] == kv.fixed_bytes(model, 10**12, "bf16", "bf16") == fixed
+
+
+def checkpoint_folder(tmp_path, name, index_total=None, tensors=None):
+    """A checkpoint folder as Hugging Face lays one out: a corpus config as config.json, with a
+    safetensors index (its total only) or one safetensors file whose header gives each tensor's
+    byte range (the data after it is not read, so none is written)."""
+    folder = tmp_path / name
+    folder.mkdir()
+    (folder / "config.json").write_text(Path(corpus("Qwen--Qwen3-32B")).read_text())
+    if index_total is not None:
+        (folder / "model.safetensors.index.json").write_text(json.dumps(
+            {"metadata": {"total_size": index_total}, "weight_map": {}}))
+    if tensors is not None:
+        header = json.dumps(tensors).encode()
+        (folder / "model.safetensors").write_bytes(len(header).to_bytes(8, "little") + header)
+    return str(folder)
+
+
+def test_a_checkpoint_folder_shows_its_own_weight_bytes(capsys, tmp_path):
+    computed = as_json(capsys, corpus("Qwen--Qwen3-32B"), "--concurrency", "1")["weight_bytes_total"]
+    r = as_json(capsys, checkpoint_folder(tmp_path, "same", index_total=round(computed)), "--concurrency", "1")
+    assert r["weight_bytes_checkpoint"] == round(computed) and r["weights_warning"] is None
+    # 5% more in the files than the config prices: named, both figures given
+    status, out, _ = run(capsys, checkpoint_folder(tmp_path, "more", index_total=round(1.05 * computed)),
+                         "--concurrency", "1")
+    assert status == 0 and "WARNING: the weights computed from the config" in out and "by -4.8%" in out
+    # no index: the headers' byte ranges, 2 x 3 BF16 (12 B) and 4 FP32 (16 B)
+    tensors = {"__metadata__": {"format": "pt"}, "a": {"dtype": "BF16", "shape": [2, 3], "data_offsets": [0, 12]},
+               "b": {"dtype": "F32", "shape": [4], "data_offsets": [12, 28]}}
+    r = as_json(capsys, checkpoint_folder(tmp_path, "headers", tensors=tensors), "--concurrency", "1")
+    assert r["weight_bytes_checkpoint"] == 28 and "safetensors file" in r["weight_bytes_checkpoint_source"]
+
+
+def test_a_folder_without_a_config_is_refused_by_name(capsys, tmp_path):
+    status, _, err = run(capsys, str(tmp_path))
+    assert status == 2 and "MODEL: got" in err and "a checkpoint folder holding a config.json" in err

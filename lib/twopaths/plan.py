@@ -34,6 +34,7 @@ examples:
   python -m twopaths.plan kimi-k3 --prompt-tokens 8K --output-tokens 500
   python -m twopaths.plan deepseek-v4-flash --gpu gb200 --gpus-per-node 4 --format json
   python -m twopaths.plan path/to/config.json --gpu mi355x
+  python -m twopaths.plan path/to/checkpoint-folder --gpu h200
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --gpu gb300 --gpus-per-node 4
   python -m twopaths.plan Qwen--Qwen3.5-397B-A17B --state-dtype shipped
   python -m twopaths.plan kimi-k3 --gpu-spec my-gpus.json --gpu my-gpu
@@ -91,7 +92,8 @@ def parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="KV bytes, weights and the fleet plan for one model on one GPU.")
     p.add_argument("model", metavar="MODEL", help="a registry model id (" + ", ".join(
-        specs.model_ids(include_reference=True)) + "), a path to a config.json, or a name in "
+        specs.model_ids(include_reference=True)) + "), a checkpoint folder (its config.json, and the bytes "
+                   "its safetensors files hold, shown beside the config's), a path to a config.json, or a name in "
                    "AIConfigurator's corpus (Qwen--Qwen3-235B-A22B)")
     p.add_argument("--gpu", default="h200", help="accelerator: one of " + ", ".join(specs.gpu_ids())
                    + " (specs/gpus.yaml; default h200) or one --gpu-spec adds")

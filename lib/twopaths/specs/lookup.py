@@ -14,7 +14,7 @@ import json
 from pathlib import Path
 
 from ..errors import ParameterError
-from . import add_gpu, add_model, model, model_ids
+from . import _model_files, add_gpu, add_model, checkpoint, model, model_ids
 
 
 def add_gpu_file(path: str) -> list[str]:
@@ -73,6 +73,8 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         raise ParameterError(name, arg, "a registry id, a path to a config.json or a corpus name (text)")
     if arg in ids:
         return arg
+    if Path(arg).is_dir():                    # a checkpoint folder: its config, and its weights' own size
+        return _add_folder(Path(arg), name)
     path = arg if Path(arg).suffix == ".json" else corpus_path(arg)
     if path is None:
         close = near_misses(arg)
@@ -85,6 +87,18 @@ def resolve_model(arg: str, name: str = "MODEL") -> str:
         if e.name == "config":                # the file itself: missing, unreadable, not JSON
             raise ParameterError(name, arg, e.allowed) from None
         raise ParameterError(name, arg, f"a config the book reads ({e})") from None
+
+
+def _add_folder(folder: Path, name: str) -> str:
+    """The model of a checkpoint folder: its config.json registered, with the bytes its safetensors
+    files hold (``specs.checkpoint``) kept beside it as ``checkpoint``."""
+    if not (folder / "config.json").is_file():
+        raise ParameterError(name, str(folder), "a checkpoint folder holding a config.json")
+    model_id = resolve_model(str(folder / "config.json"), name)
+    found = checkpoint.weight_bytes(folder)
+    if found:
+        _model_files()[model_id]["checkpoint"] = found
+    return model_id
 
 
 def shipped_kv_dtype(name) -> str:

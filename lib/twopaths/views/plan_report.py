@@ -17,7 +17,7 @@ import shlex
 from dataclasses import asdict
 
 from .. import specs
-from ..specs import max_position
+from ..specs import checkpoint, max_position
 from ..calc import fleet, kv
 from ..calc.cost import fleet_cost
 from ..calc.decode import plan_step
@@ -98,6 +98,13 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
             "unsized": None}
 
 
+def checkpoint_fields(spec, computed: float) -> dict:
+    found = spec.raw.get("checkpoint")
+    return {"weight_bytes_checkpoint": found.bytes if found else None,
+            "weight_bytes_checkpoint_source": found.source if found else None,
+            "weights_warning": checkpoint.mismatch(computed, found) if found else None}
+
+
 def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: float | None = None,
            price: float | None = None) -> dict:
     """Every figure the command prints, from the calculators; ``price``: USD a GPU-hour."""
@@ -128,6 +135,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         "request_bytes": kv.request_kv_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
         "kv_breakdown": kv.kv_breakdown(spec, work.context, a.kv_dtype, a.state_dtype),
         "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
+        # a checkpoint folder's own count (specs.checkpoint), shown beside the config's
+        **checkpoint_fields(spec, model_weight_bytes(model, "public", a.formats())),
         "weights": weight_scenarios()[a.weights]["label"],
         "placements_tried": len(tried),
         "attention_tp_not_tried": {str(t): why for t, why in untried_tp(model, a).items()},
@@ -163,7 +172,13 @@ def table(r: dict) -> str:
               + ("" if r["fixed_bytes_per_request"] else " (none: every layer's cache grows)"),
               f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
-    lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB", ""]
+    lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB"]
+    if r["weight_bytes_checkpoint"] is not None:
+        lines.append("  in the checkpoint's files".ljust(30) + f"{r['weight_bytes_checkpoint'] / GB:>16,.1f} GB "
+                     f"({r['weight_bytes_checkpoint_source']})")
+    if r["weights_warning"]:
+        lines.append(f"WARNING: {r['weights_warning']}")
+    lines.append("")
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
     lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
                  "(GB a GPU; reqs a decode unit holds; nodes decode + prefill at P:D)")
