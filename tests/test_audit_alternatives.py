@@ -38,10 +38,28 @@ def test_inputs_wrong_come_furthest_moved_first_and_figures_carry_units():
     moves = [r.moves for r in rows]
     assert moves == sorted(moves, reverse=True) and all(m > 1 for m in moves)
     assert report.fmt(2560.0, "B") == "2,560 B" and report.fmt(math.inf, "x") == "∞ x"
-    r = next(r for r in rows if r.id == "kda-state-per-layer")
-    assert report.printed(r) == "3.0 MB"                         # the article's digits, kept
+    r = next(r for r in rows if r.id == "kda-state-total")
+    assert report.printed(r) == "207 MB"                         # the article's digits, kept
+    # one layer's recurrent state: under BF16 the configs give the article's own 3,145,728 B, so only
+    # the unit slipped; it is not among the inputs that fail
+    assert "kda-state-per-layer" not in {r.id for r in rows}
 
 
 def test_a_rank_reads_as_a_rank_not_a_quantity():
     sparsest = next(r for r in audit(["architecture"]) if r.id == "k3-sparsest")
     assert report.printed(sparsest) == "1st" and report.fmt(2.0, "rank") == "2nd"
+
+
+def test_an_arithmetic_slip_is_not_judged_again_as_the_inputs():
+    """K3's config gives one KDA layer 96 x 128 x 128 BF16 values, 3,145,728 B, exactly what the
+    article's inputs give; it prints 3.0 MB (the MiB figure). The slip is the arithmetic's: the inputs
+    hold with a BF16 state and fail only with an FP32 one (6,291,456 B), so the claim depends on it."""
+    rows = {r.id: r for r in audit(["kv_cache", "architecture"])}
+    exact = rows["kda-state-per-layer-bytes"]
+    assert exact.public_config == 96 * 128 * 128 * 2 == 3_145_728 and exact.inputs.status == "holds"
+    r = rows["kda-state-per-layer"]
+    assert r.arithmetic.status == "slip" and r.inputs.status == "depends"
+    assert "3.146 MB with BF16" in r.inputs.reason and "6.291 MB with FP32" in r.inputs.reason
+    # the total is the fixed memory, states and their convolution tails (69 x 221,184 B more)
+    assert rows["kda-state-total"].public_config * 1e6 == pytest.approx(69 * (3_145_728 + 3 * 96 * 3 * 128 * 2),
+                                                                        rel=1e-12)

@@ -43,7 +43,10 @@ def block(r, width: int) -> str:
     """One claim as lines that fit ``width`` columns: its verdict, its text, its figures and the
     reason of each judgment that does not hold."""
     wrap = textwrap.TextWrapper(width=width, initial_indent="  ", subsequent_indent="    ")
-    lines = [f"{r.id}  [{r.section}]  {r.overall}", *wrap.wrap(r.claim)]
+    head = f"{r.id}  [{r.section}]  {r.overall}"
+    if len(head) > width:        # the verdict on a line of its own
+        head = f"{r.id}  [{r.section}]\n  {r.overall}"
+    lines = [head, *wrap.wrap(r.claim)]
     if r.arithmetic is None:
         return "\n".join(lines + wrap.wrap(f"not checkable: {r.note}"))
     said = _num(float(r.stated), r.unit) if r.unit == "statement" else f"{r.stated} {r.unit}"

@@ -13,7 +13,9 @@ serving plan). Each claim gets three judgments, each with its reason:
   judged by the same policy, with its source: ``holds``, ``slip`` (a rounding slip of the configs'
   value), ``fails``, ``depends`` (an uncertain fact of
   ``specs/alternatives.yaml`` whose options disagree) or ``not compared`` (no config or spec sheet
-  gives the quantity: a scenario, a price, a quotation);
+  gives the quantity: a scenario, a price, a quotation). Where the configs give exactly what the
+  article's inputs give and only the arithmetic slipped or failed, the inputs hold: a fault is
+  judged once, where it is made;
 - **reasoning**: is the quantity the one the argument needs (term, unit, denominator, rounding
   direction, method)? ``holds`` unless the check names the fault.
 
@@ -253,11 +255,19 @@ def _ancestors(claim_id: str) -> list[str]:
 def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
             serving: bool) -> tuple[Judgment, tuple]:
     src = c.cite or sources(claim, serving)
+    # Where the configs give exactly what the article's own inputs give, the inputs hold, however far
+    # the stated figure is from both: that distance is the arithmetic's, judged there, not twice.
+    # (Only where the arithmetic is judged: a check that names its cause elsewhere prices the claim's
+    # own quantity with the configs on both sides.)
+    def same_as_inputs(v: float) -> bool:
+        judged = not (c.reason and c.fails != "arithmetic")
+        return judged and within_policy(claim, recomputed) != "matches" and math.isclose(v, recomputed, rel_tol=1e-9)
+
     if c.depends:
         fact_id, fn = c.depends
         alt = _fact(fact_id)
-        values = tuple((o.id, _in_unit(claim, fn(o.id)), within_policy(claim, _in_unit(claim, fn(o.id)))
-                        == "matches") for o in alt.options)
+        values = tuple((o.id, v, within_policy(claim, v) == "matches" or same_as_inputs(v))
+                       for o in alt.options for v in [_in_unit(claim, fn(o.id))])
         said = "; ".join(f"{v:,.4g} {claim.unit} with {o.label} ({o.source})"
                          for (_, v, _), o in zip(values, alt.options))
         held = {ok for _, _, ok in values}
@@ -279,6 +289,9 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
                               f"({src})"), ()
     if within_policy(claim, public) == "matches":
         return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit} ({src})"), ()
+    if same_as_inputs(public):
+        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit}, what the article's own "
+                                 f"inputs give: what separates {claim.stated} from it is the arithmetic's ({src})"), ()
     spread = _input_precision(claim)
     if spread is not None and abs(public - claim.value) <= spread * abs(claim.value):
         return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit}, within the "

@@ -26,7 +26,7 @@ from ...specs.alternatives import alternative
 from ...specs.params import param_counts
 from .. import SCALE, all_claims
 from ..audit import check
-from .kv_cache import part
+from .kv_cache import kda_recurrent_state, part
 
 K3, PRO, FLASH, V32, V3 = "kimi-k3", "deepseek-v4-pro", "deepseek-v4-flash", "deepseek-v3.2", "deepseek-v3"
 
@@ -120,6 +120,7 @@ fact("k3-context", K3, context)
 
 # ---- I. Attention ----
 
+
 check("k3-layers", public=lambda: config(K3)["num_hidden_layers"])(
     lambda: sum(g.layers for g in model(K3, "article").attention))
 check("k3-kda-layers", public=lambda: k3_layer_lists()[0])(lambda: group(K3, "kda").layers)
@@ -127,8 +128,9 @@ check("k3-mla-layers", public=lambda: k3_layer_lists()[1])(lambda: group(K3, "ml
 check("k3-kda-heads", public=lambda: config(K3)["linear_attn_config.num_heads"])(lambda: group(K3, "kda")["heads"])
 check("k3-kda-head-dim", public=lambda: config(K3)["linear_attn_config.head_dim"])(
     lambda: group(K3, "kda")["head_dim_k"])
-check("kda-state-per-layer-bytes", public=lambda: kv.layer_bytes(model(K3), "kda", 0, "bf16"),
-      explain="heads x d_head^2 x 2 bytes; the config's short convolution adds its last 3 inputs of q, k and v")(
+check("kda-state-per-layer-bytes", public=lambda: kda_recurrent_state(),
+      explain="heads x d_head^2 x 2 bytes, from the config; beside it the short convolution keeps its last 3 "
+              "inputs of q, k and v (221,184 B), counted in the fixed memory (kda-state-total)")(
     lambda: kv.layer_bytes(model(K3, "article"), "kda", 0))
 check("k3-kda-mla-ratio", public=lambda: k3_layer_lists()[0] / k3_layer_lists()[1],
       explain="69/24 = 2.875, which the printed one digit of 3:1 covers")(

@@ -2,7 +2,7 @@
 
 Article assumptions: ``specs.model(id, "article")`` (K3's MLA latent of 640 counted for K and V,
 BF16, V4-Pro at 10% of V3.2's stated 2,048 B per layer). Public: the configs, BF16 KV, KDA state in
-BF16 with its short-conv tail.
+BF16 (one layer's recurrent state alone; the total with each layer's short-conv tail).
 """
 
 from ...calc import kv
@@ -35,16 +35,27 @@ def state_dtype(option: str) -> str:
     return alternative("k3-kda-state-dtype").option(option).settings["state_dtype"]
 
 
+def kda_recurrent_state(dtype: str = "bf16") -> int:
+    """One K3 KDA layer's recurrent state alone, from the config: heads x K x V values (no conv tail)."""
+    g = next(g for g in pub("kimi-k3").attention if g.kind == "kda")
+    return kv.kda_state_bytes(g["heads"], g["head_dim_k"], g["head_dim_v"], dtype)
+
+
 def kda_state(option: str, total: bool = False) -> float:
-    """K3's KDA state (one layer, or every layer's) from the config with the state in that dtype."""
+    """K3's KDA state with the state in that dtype: one layer's recurrent state, or every layer's
+    fixed memory (states and their short-convolution tails)."""
     if total:
         return kv.kv_breakdown(pub("kimi-k3"), M, "bf16", state_dtype(option))["KDA state"]
-    return kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16", state_dtype(option))
+    return kda_recurrent_state(state_dtype(option))
 
 
-check("kda-state-per-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "kda", 0, "bf16"),
+# The per-layer claim names its quantity, 96 heads of 128 x 128: the recurrent state. The total is the
+# fixed memory the article sets against a growing cache, so the convolution tails that every layer
+# keeps beside its state (3 inputs of q, k and v, 221,184 B in BF16) count there.
+check("kda-state-per-layer", public=kda_recurrent_state,
       depends=("k3-kda-state-dtype", kda_state))(lambda: kv.layer_bytes(art("kimi-k3"), "kda", 0))
 check("kda-state-total", public=lambda: part(pub("kimi-k3"), "KDA state"),
+      explain="the 69 layers' states with their short-convolution tails, the fixed memory a request holds",
       depends=("k3-kda-state-dtype", lambda o: kda_state(o, total=True)))(
     lambda: part(art("kimi-k3"), "KDA state"))
 check("k3-mla-per-token-layer", public=lambda: kv.layer_bytes(pub("kimi-k3"), "mla", 1, "bf16"))(
