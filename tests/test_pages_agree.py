@@ -59,3 +59,19 @@ def test_every_headline_page_glues_the_headline_grid_as_computed(profile):
 def test_headline_plans_fit_every_gpu():
     for p in plans.headline(plans.serving_assumptions()).values():
         assert p.decode.valid and p.decode.used <= p.decode.usable
+
+
+# One quantity under two names on two pages (a percent on one, a share on the other): (page, name,
+# scale to a common unit) pairs that must agree. A reader who meets the figure twice meets it once.
+SAME_QUANTITY = [
+    (("04-latent-moe", "k3_rate_parameters_pct", 0.01), ("15-architecture-trends", "k3_share_params", 1)),
+    (("04-latent-moe", "pro_rate_parameters_pct", 0.01), ("15-architecture-trends", "pro_share_params", 1)),
+]
+
+
+@pytest.mark.parametrize("profile", ["default", "smoke"])
+@pytest.mark.parametrize("one, other", SAME_QUANTITY, ids=lambda p: f"{p[0]}:{p[1]}")
+def test_one_quantity_under_two_names_agrees(profile, one, other):
+    values = _values(profile)
+    (page_a, name_a, scale_a), (page_b, name_b, scale_b) = one, other
+    assert values[page_a][name_a] * scale_a == pytest.approx(values[page_b][name_b] * scale_b, rel=1e-12)

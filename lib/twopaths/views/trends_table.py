@@ -48,6 +48,12 @@ def active(m: str) -> float:
     return counts(m).activated() if in_registry(m) else trends.note_entry(m)["params"]["active"]
 
 
+def active_share(m: str) -> float:
+    """Parameters a token activates over all of them, both counted from the config (the note's own
+    figures for a model the registry lacks): the one share of parameters every page gives."""
+    return active(m) / total(m)
+
+
 def moe(m: str) -> routers.MoECounts:
     if in_registry(m):
         return routers.moe_counts(cfg(m))
