@@ -14,6 +14,7 @@ import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from numbers import Integral
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def load(path_or_dict) -> dict:
 def side_quant_config(path_or_dict) -> dict | None:
     """The ModelOpt ``hf_quant_config.json`` beside a config.json given as a path (in a checkpoint
     folder ``hf_quant_config.json``; in AIConfigurator's corpus ``<Org--Model>_hf_quant_config.json``
-    beside ``<Org--Model>_config.json``); None where there is none or the config came as a dict."""
+    beside ``<Org--Model>_config.json``); None where there is none or the config came as a dict (a
+    dict may carry it as its ``hf_quant_config`` key, as AIConfigurator keeps it)."""
     if not isinstance(path_or_dict, (str, Path)):
         return None
     path = Path(path_or_dict)
@@ -367,10 +369,11 @@ QUANTISABLE = LINEAR_GROUPS + ("embedding", "head", "router", "residual")
 UNKNOWN = "unknown"          # a group whose storage the book cannot price (``weights_unknown`` says why)
 
 
-def weight_formats(c: dict, side: dict | None = None) -> tuple[dict[str, str], str | None]:
-    """The groups a checkpoint stores other than in BF16, from its quantisation keys and the
-    ModelOpt ``hf_quant_config.json`` beside it (``side``), and why the weights are unknown where a
-    group's storage cannot be priced (those groups are marked ``UNKNOWN``); None when all are priced."""
+def weight_formats(c: dict) -> tuple[dict[str, str], str | None]:
+    """The groups a checkpoint stores other than in BF16, from its quantisation keys and those of the
+    ModelOpt ``hf_quant_config.json`` beside it (``hf_quant_config.*``), and why the weights are
+    unknown where a group's storage cannot be priced (those groups are marked ``UNKNOWN``); None
+    when all are priced."""
     q = "quantization_config."
     method = c.get(q + "quant_method")
     if method == "fp8" and c.get(q + "weight_block_size") == [128, 128]:
@@ -393,8 +396,8 @@ def weight_formats(c: dict, side: dict | None = None) -> tuple[dict[str, str], s
         return {"routed_experts": "mxfp4"}, None
     if method == "mxfp4":                   # gpt-oss: experts in MXFP4, attention and router in BF16
         return {"routed_experts": "mxfp4"}, None
-    if side is not None or method == "modelopt" or c.get(q + "producer.name") == "modelopt":
-        return _modelopt(c, side or {})
+    if any(k.startswith(SIDE) for k in c) or method == "modelopt" or c.get(q + "producer.name") == "modelopt":
+        return _modelopt(c)
     if method == "compressed-tensors" and c.get(q + "format") == "pack-quantized":
         return _pack_quantized(c)
     if method is not None or c.get(q + "format") is not None:
@@ -413,25 +416,30 @@ def _unknown(reason: str, known: dict | None = None, groups=QUANTISABLE) -> tupl
 MODELOPT_FORMATS = {"NVFP4": "fp4", "W4A16_NVFP4": "fp4", "FP8": "fp8-tensor"}
 
 
-def _modelopt(c: dict, side: dict) -> tuple[dict[str, str], str | None]:
+SIDE = "hf_quant_config.quantization."
+
+
+def _modelopt(c: dict) -> tuple[dict[str, str], str | None]:
     """NVIDIA ModelOpt: one quant_algo for every Linear but the excluded modules, or, MIXED_PRECISION,
     an algo per listed module (``quantized_layers``; unlisted ones stay BF16). The side file's section
     wins where both give one (as AIConfigurator reads them); the exclusions of both apply."""
     q = "quantization_config."
-    s = side.get("quantization") if isinstance(side.get("quantization"), Mapping) else {}
-    algo = s.get("quant_algo") or c.get(q + "quant_algo")
-    excluded = [*(s.get("exclude_modules") or []), *(c.get(q + "ignore") or []), *(c.get(q + "exclude_modules") or [])]
+    algo = c.get(SIDE + "quant_algo") or c.get(q + "quant_algo")
+    excluded = [*(c.get(SIDE + "exclude_modules") or []), *(c.get(q + "ignore") or []),
+                *(c.get(q + "exclude_modules") or [])]
     if algo == "MIXED_PRECISION":
-        layers = s.get("quantized_layers") or _nested(c, q + "quantized_layers.")
-        per_module = {m: (v.get("quant_algo") if isinstance(v, Mapping) else v) for m, v in layers.items()}
-        return _assign(c, lambda name: _listed(per_module, name), excluded, "quantized_layers")
+        layers = _nested(c, SIDE + "quantized_layers.") or _nested(c, q + "quantized_layers.")
+        if any("quant_algo" not in v for v in layers.values()):
+            return _unknown("quantization_config.quantized_layers: an entry without its quant_algo")
+        per_module = {m: v["quant_algo"] for m, v in layers.items()}
+        return _assign(c, None, per_module, excluded, "quantized_layers")
     if algo not in MODELOPT_FORMATS:
         return _unknown(f"{q}quant_algo {algo!r}: a ModelOpt algo the book does not price (it prices "
                         + ", ".join(MODELOPT_FORMATS) + ", MIXED_PRECISION of those)")
-    group = s.get("group_size") or c.get(q + "config_groups.group_0.weights.group_size")
+    group = c.get(SIDE + "group_size") or c.get(q + "config_groups.group_0.weights.group_size")
     if MODELOPT_FORMATS[algo] == "fp4" and group not in (None, 16):
         return _unknown(f"{q}group_size {group!r}: NVFP4 scales every 16 weights")
-    return _assign(c, lambda name: algo, excluded, "quant_algo")
+    return _assign(c, algo, {}, excluded, "quant_algo")
 
 
 def _nested(c: dict, prefix: str) -> dict:
@@ -445,13 +453,12 @@ def _nested(c: dict, prefix: str) -> dict:
     return out
 
 
-def _listed(per_module: dict, name: str):
-    """The algo of the listed module that holds ``name`` (itself or a parent); None: not listed."""
+def _listed(per_module: dict, name: str, default):
+    """The algo of the listed module that holds ``name`` (itself or a parent), else ``default``."""
     for m, algo in per_module.items():
-        m = _canonical(m)
         if name == m or name.startswith(m + "."):
             return algo
-    return None
+    return default
 
 
 # compressed-tensors INT4 groups the book prices: scales in the checkpoint's 16-bit dtype (no
@@ -473,7 +480,7 @@ def _pack_quantized(c: dict) -> tuple[dict[str, str], str | None]:
                         f"group_size {c.get(w + 'group_size')!r}, scale {scale}: the book prices one group of "
                         "symmetric 4-bit int weights in groups of 32 or 128 with 16-bit scales")
     fmt = INT4_GROUPS[c[w + "group_size"]]
-    return _assign(c, lambda name: fmt, c.get("quantization_config.ignore") or [], "ignore")
+    return _assign(c, fmt, {}, c.get("quantization_config.ignore") or [], "ignore")
 
 
 # Where a module-name pattern may name parts the book does not count (a vision tower, its projector,
@@ -498,37 +505,34 @@ def _uncounted(pattern: str) -> bool:
     return re.split(r"[.*\\]", p)[0] in UNCOUNTED
 
 
-def _covers(pattern: str, name: str) -> bool:
-    """Whether an exclusion pattern names the module ``name`` or a module holding it: ``re:`` a
-    regular expression matched from the start (compressed-tensors), else a glob or a module path
-    (ModelOpt)."""
+@lru_cache(maxsize=4096)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether an exclusion pattern names a module or a module holding it: ``re:`` a regular
+    expression matched from the start (compressed-tensors), else a glob or a module path (ModelOpt)."""
     if pattern.startswith("re:"):
-        return re.match(pattern[3:], name) is not None
+        rx = re.compile(pattern[3:])
+        return lambda name: rx.match(name) is not None
     pattern = _canonical(pattern)
-    return fnmatch.fnmatchcase(name, pattern) or name.startswith(pattern + ".")
+    glob = re.compile(fnmatch.translate(pattern)).match
+    return lambda name: glob(name) is not None or name.startswith(pattern + ".")
 
 
-def _assign(c: dict, algo_of: Callable[[str], str | None], excluded: list, key: str) -> tuple[dict, str | None]:
-    """Each group's format from its modules' algos (``algo_of``; None or an excluded module: BF16).
-    A group whose modules do not share one format, an algo the book does not price, or an exclusion
-    pattern that names no module the book knows leaves the weights unknown, the reason saying which."""
+def _assign(c: dict, default: str | None, listed: dict, excluded: list, key: str) -> tuple[dict, str | None]:
+    """Each group's format from its modules' algos (``listed`` per module, else ``default``; None or
+    an excluded module: BF16). A group whose modules do not share one format, an algo the book does
+    not price, or an exclusion pattern that names no module the book knows leaves the weights
+    unknown, the reason saying which."""
     names = module_names(c)
     if names is None:
         return _unknown(f"quantization_config.{key}: the book does not know {c['model_type']}'s module names, so "
                         "cannot tell which weight groups the quantisation covers")
-    unmatched = [p for p in excluded if not any(_covers(p, n) for ns in names.values() for n in ns)
-                 and not _uncounted(p)]
+    unmatched, per_group = _group_algos(names, tuple(map(str, excluded)),
+                                        default, tuple((_canonical(m), a) for m, a in listed.items()))
     if unmatched:
         return _unknown(f"quantization_config.{key}: exclusion pattern {unmatched[0]!r} names no module the "
                         "book maps to a weight group")
     out, odd = {}, []
-    for group, ns in names.items():
-        if group in ("embedding", "router") or not ns:
-            # the quantisers target Linear layers: never the embedding, nor a router the book keeps
-            # BF16 (a Linear only in MiniMax, Qwen3-MoE and Gemma 4, whose checkpoints exclude it;
-            # DeepSeek's, GLM's, Kimi's and Qwen3.5's gates are parameters, not Linears)
-            continue
-        algos = {None if any(_covers(p, n) for p in excluded) else algo_of(n) for n in ns}
+    for group, algos in per_group.items():
         fmts = {"bf16" if a is None else MODELOPT_FORMATS.get(a, a) for a in algos}
         if len(fmts) > 1 or not fmts <= {"bf16", "fp4", "fp8-tensor", *INT4_GROUPS.values()}:
             odd.append(f"{group} ({', '.join(sorted(map(str, algos)))})")
@@ -541,13 +545,46 @@ def _assign(c: dict, algo_of: Callable[[str], str | None], excluded: list, key: 
     return out, None
 
 
+@lru_cache(maxsize=256)
+def _group_algos(names: tuple, excluded: tuple, default, listed: tuple) -> tuple[list, dict]:
+    """(the exclusion patterns that name no module, each group's set of algos); cached, as a spec is
+    rebuilt from its config wherever it is looked up."""
+    match, lookup = [(p, _matcher(p)) for p in excluded], dict(listed)
+    hit, per_group = set(), {}
+    for group, ns in names:
+        algos = set()
+        for n in ns:
+            covering = [p for p, m in match if m(n)]
+            hit.update(covering)
+            algos.add(None if covering else _listed(lookup, n, default))
+        if group not in ("embedding", "router") and ns:
+            # the quantisers target Linear layers: never the embedding, nor a router the book keeps
+            # BF16 (a Linear only in MiniMax, Qwen3-MoE and Gemma 4, whose checkpoints exclude it;
+            # DeepSeek's, GLM's, Kimi's and Qwen3.5's gates are parameters, not Linears)
+            per_group[group] = frozenset(algos)
+    return [p for p in excluded if p not in hit and not _uncounted(p)], per_group
+
+
 SWIGLU = ("gate_proj", "up_proj", "down_proj")
 GQA_ATTN = ("q_proj", "k_proj", "v_proj", "o_proj")
 
 
-def module_names(c: dict) -> dict[str, list[str]] | None:
+# The config keys module_names reads (its cache key).
+MODULE_KEYS = ("model_type", "num_hidden_layers", "q_lora_rank", "index_head_dim", "first_k_dense_replace",
+               "num_nextn_predict_layers", "layer_types", "full_attention_interval", "enable_moe_block")
+
+
+def module_names(c: dict) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
     """The Linear modules of each weight group, as the Hugging Face model names them (the text model's
-    prefix, ``model.layers.{i}``), one expert standing for all; None for a model type not listed."""
+    prefix, ``model.layers.{i}``), one expert standing for all, as (group, names) pairs; None for a
+    model type not listed."""
+    return _module_names(tuple((k, tuple(v) if isinstance(v, list) else v) for k in MODULE_KEYS
+                               if (v := c.get(k)) is not None))
+
+
+@lru_cache(maxsize=256)
+def _module_names(key: tuple) -> tuple | None:
+    c = {k: list(v) if isinstance(v, tuple) else v for k, v in key}
     t, L = c["model_type"], c["num_hidden_layers"]
     layer = "model.layers.{}.".format
     out = {"embedding": ["model.embed_tokens"], "head": ["lm_head"]}
@@ -595,7 +632,7 @@ def module_names(c: dict) -> dict[str, list[str]] | None:
             add("router", range(L), "mlp.gate")
     else:
         return None
-    return out
+    return tuple((g, tuple(ns)) for g, ns in out.items())
 
 
 def _label(path_or_dict, c: dict) -> str:
@@ -657,6 +694,9 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     counted from the config (``specs.params``). ``extra`` adds registry keys kept beside the config.
     """
     c = load(path_or_dict)
+    side = side_quant_config(path_or_dict)
+    if side is not None:        # kept in the config, so a spec rebuilt from its config reads it again
+        c = {**c, **flatten(side, "hf_quant_config.")}
     family = family_of(c)
     c = {**family.defaults, **c}
     r = Reader(c, family.name)
@@ -675,7 +715,7 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     _check_top_k(c)
     groups = tuple(family.groups(c))
     label = id or _label(path_or_dict, c)
-    formats, unknown = weight_formats(c, side_quant_config(path_or_dict))
+    formats, unknown = weight_formats(c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
            "weight_formats": formats, "weights_unknown": unknown, "shipped_state_dtype": shipped_state_dtype(c)}
     spec = ModelSpec(id=label, name=name or readable_name(label, c), assumptions="public",
