@@ -99,7 +99,15 @@ def test_the_side_file_is_read_beside_a_checkpoints_config(tmp_path):
     name = "nvidia--DeepSeek-V3.1-NVFP4"        # its formats are only in hf_quant_config.json
     shutil.copy(corpus() / f"{name}_config.json", tmp_path / "config.json")
     shutil.copy(corpus() / f"{name}_hf_quant_config.json", tmp_path / "hf_quant_config.json")
-    assert specs.from_config(tmp_path / "config.json").raw["weight_formats"] == read(name).raw["weight_formats"]
+    want = read(name).raw["weight_formats"]
+    assert want["routed_experts"] == "fp4" and specs.from_config(tmp_path / "config.json").raw["weight_formats"] == want
+    config = json.loads((tmp_path / "config.json").read_text())       # a dict carries it as AIConfigurator does
+    side = json.loads((tmp_path / "hf_quant_config.json").read_text())
+    assert specs.from_config({**config, "hf_quant_config": side}).raw["weight_formats"] == want
+    assert specs.from_config(config).raw["weight_formats"] == {}      # a bare dict says nothing: BF16
+    spec = specs.model(specs.add_model(tmp_path / "config.json", "v31-nvfp4-test"))   # a registry entry keeps it
+    assert spec.raw["weight_formats"] == want
+    specs._model_files().pop("v31-nvfp4-test")
     (tmp_path / "hf_quant_config.json").write_text("{not json")
     assert pytest.raises(ParameterError, specs.from_config, tmp_path / "config.json").value.name == "hf_quant_config"
 

@@ -74,8 +74,8 @@ def _formats(spec: ModelSpec, formats: dict | None) -> dict[str, WeightFormat]:
     unknown = sorted(g for g, f in chosen.items() if f not in WEIGHT_FORMATS)
     if unknown:
         raise ParameterError("quantization_config", spec.raw.get("weights_unknown"),
-                             f"a storage the book prices for {', '.join(unknown)} of {spec.id} (weights: unknown; "
-                             "formats= sets those groups, the plan's --formats every linear layer)")
+                             f"a storage the book prices (weights: unknown for {', '.join(unknown)} of {spec.id}; "
+                             "formats= names theirs, as the plan's --formats fp8 does for the linear layers)")
     return {g: WEIGHT_FORMATS[f] for g, f in chosen.items()}
 
 
