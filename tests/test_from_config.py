@@ -396,10 +396,20 @@ def test_layer_lists_must_cover_every_layer():
     assert pytest.raises(ParameterError, specs.from_config, c).value.name == "layer_types"
 
 
-def test_unpriced_quantisation_is_refused():
-    c = json.loads((corpus() / "moonshotai--Kimi-K2.5_config.json").read_text())     # INT4 pack-quantized
-    err = pytest.raises(ParameterError, specs.from_config, c).value
-    assert err.name == "quantization_config.quant_method"
+def test_unpriced_quantisation_keeps_the_cache_and_leaves_the_weights_unknown():
+    c = json.loads((corpus() / "moonshotai--Kimi-K2.5_config.json").read_text())
+    text = c["text_config"]                         # the checkpoint's quantisation sits in text_config
+    plain = specs.from_config({**c, "text_config": {k: v for k, v in text.items() if k != "quantization_config"}})
+    awq = {"quant_method": "awq", "bits": 4, "group_size": 128}     # a method the book does not read
+    spec = specs.from_config({**c, "text_config": {**text, "quantization_config": awq}})
+    assert spec.attention == plain.attention and (spec.params_total, spec.params_active) == (
+        plain.params_total, plain.params_active)
+    assert kv.kv_bytes_per_token(spec, "bf16") == kv.kv_bytes_per_token(plain, "bf16")
+    assert "'awq'" in spec.raw["weights_unknown"] and weights.weights_unknown(spec) == spec.raw["weights_unknown"]
+    err = pytest.raises(ParameterError, weights.weight_bytes, spec).value
+    assert err.name == "quantization_config" and "'awq'" in err.got and "unknown" in err.allowed
+    every = {g: "bf16" for g, f in weights.shipped_formats(spec).items() if f == "unknown"}
+    assert weights.weight_bytes(spec, every) == weights.weight_bytes(plain)    # the caller names the formats
 
 
 @pytest.fixture

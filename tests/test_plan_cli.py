@@ -323,6 +323,18 @@ def test_a_corpus_name_is_its_file(capsys):
     assert lookup.corpus_path("No--Such-Model") is None
 
 
+def test_unpriced_weights_are_named_and_the_formats_flag_prices_them(capsys):
+    # DeepSeek-V3.1-NVFP4 keeps q/kv BF16 beside an NVFP4 o_proj: the attention group has no one format
+    name = corpus("nvidia--DeepSeek-V3.1-NVFP4")
+    status, out, err = run(capsys, name, "--context", "4096")
+    assert status == 2 and out == "" and "quantization_config: got" in err
+    assert "weights: unknown for attention of nvidia--DeepSeek-V3.1-NVFP4" in err and "--formats fp8" in err
+    # every linear layer in FP8: V3's checkpoint as shipped (the same shapes, FP8 blocks but the head)
+    r = as_json(capsys, name, "--context", "4096", "--formats", "fp8")
+    assert r["weight_bytes_total"] == as_json(capsys, corpus("deepseek-ai--DeepSeek-V3"), "--context", "4096")[
+        "weight_bytes_total"]
+
+
 def test_a_gqa_config_sizes_its_gpus_by_hand(capsys):
     # Qwen3-235B-A22B: 94 layers, 4 K/V heads of head_dim 128, K and V in BF16.
     status, out, _ = run(capsys, corpus("Qwen--Qwen3-235B-A22B"), *HEADLINE, "--format", "json")

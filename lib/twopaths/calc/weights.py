@@ -6,7 +6,19 @@ Formats (bits per weight plus the block scales that come with them):
   (``weight_block_size: [128, 128]``; the V3 checkpoint stores ``weight_scale_inv`` in fp32).
 - ``mxfp4``: e2m1 with one e8m0 (1-byte) scale per 32 weights (OCP MX), as K3's routed experts
   ship (``mxfp4-pack-quantized``, ``group_size: 32``, ``scale_dtype: uint8``).
-- ``fp4``: NVFP4, e2m1 with one e4m3 scale per 16 weights (the per-tensor fp32 scale is ignored).
+- ``fp4``: NVFP4, e2m1 with one e4m3 scale per 16 weights, as ModelOpt's NVFP4 checkpoints ship
+  (``group_size: 16``). Each tensor's fp32 ``weight_scale_2`` and ``input_scale`` (8 bytes a Linear,
+  0.5 MB over K2.6's 61 layers of 384 experts) are not counted: the counts are per group, not per tensor.
+- ``fp8-tensor``: e4m3 with one fp32 scale per tensor (ModelOpt's ``quant_algo: FP8``), not counted
+  for the same reason.
+- ``int4-g32``, ``int4-g128``: compressed-tensors ``pack-quantized`` symmetric INT4 (Kimi K2.5's
+  experts) with one 16-bit scale per 32 or 128 weights, the checkpoint's dtype where the config gives
+  no ``scale_dtype``; the per-tensor ``weight_shape`` (two int32) is not counted.
+
+A checkpoint whose storage the book cannot price (``specs.from_config``: a quantisation it does not
+read, or one group's modules in different formats) marks those groups ``unknown``: the cache is still
+priced, but a weight number for them raises a ParameterError naming ``quantization_config``, unless
+``formats`` gives those groups a format.
 
 Layouts: attention ``tp=1`` is attention data-parallel (every non-expert weight on every GPU);
 ``tp>1`` splits the non-expert weights over ``tp`` GPUs (heads must divide), except those that belong
@@ -41,6 +53,9 @@ WEIGHT_FORMATS = {
     "fp8": WeightFormat("fp8", 8, 128 * 128, 4),
     "mxfp4": WeightFormat("mxfp4", 4, 32, 1),
     "fp4": WeightFormat("fp4", 4, 16, 1),
+    "fp8-tensor": WeightFormat("fp8-tensor", 8, 0, 0),
+    "int4-g32": WeightFormat("int4-g32", 4, 32, 2),
+    "int4-g128": WeightFormat("int4-g128", 4, 128, 2),
 }
 
 
@@ -56,7 +71,19 @@ def _formats(spec: ModelSpec, formats: dict | None) -> dict[str, WeightFormat]:
     for group, fmt in (formats or {}).items():
         check_choice("format group", group, GROUPS)
         chosen[group] = check_choice(f"format of {group}", fmt, WEIGHT_FORMATS)
+    unknown = sorted(g for g, f in chosen.items() if f not in WEIGHT_FORMATS)
+    if unknown:
+        raise ParameterError("quantization_config", spec.raw.get("weights_unknown"),
+                             f"a storage the book prices (weights: unknown for {', '.join(unknown)} of {spec.id}; "
+                             "formats= names theirs, as the plan's --formats fp8 does for the linear layers)")
     return {g: WEIGHT_FORMATS[f] for g, f in chosen.items()}
+
+
+def weights_unknown(spec: ModelSpec | str) -> str | None:
+    """Why the shipped weights cannot be priced (the groups ``specs.from_config`` marks unknown), or
+    None where every group is priced."""
+    spec = model(spec) if isinstance(spec, str) else spec
+    return spec.raw.get("weights_unknown")
 
 
 def weight_bytes(spec: ModelSpec | str, formats: dict | None = None, *, include_mtp: bool = False) -> dict[str, float]:

@@ -9,10 +9,12 @@ or negative dimension, or an unknown ``model_type`` is a ``ParameterError`` that
 
 from __future__ import annotations
 
+import fnmatch
 import json
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from numbers import Integral
 from pathlib import Path
 
@@ -41,6 +43,28 @@ def load(path_or_dict) -> dict:
         outer = {k: v for k, v in raw.items() if k not in ("text_config", "vision_config", "audio_config")}
         raw = {**outer, **text}
     return flatten(raw)
+
+
+def side_quant_config(path_or_dict) -> dict | None:
+    """The ModelOpt ``hf_quant_config.json`` beside a config.json given as a path (in a checkpoint
+    folder ``hf_quant_config.json``; in AIConfigurator's corpus ``<Org--Model>_hf_quant_config.json``
+    beside ``<Org--Model>_config.json``); None where there is none or the config came as a dict (a
+    dict may carry it as its ``hf_quant_config`` key, as AIConfigurator keeps it)."""
+    if not isinstance(path_or_dict, (str, Path)):
+        return None
+    path = Path(path_or_dict)
+    if not path.name.endswith("config.json"):
+        return None
+    side = path.with_name(path.name.removesuffix("config.json") + "hf_quant_config.json")
+    if not side.is_file():
+        return None
+    try:
+        raw = json.loads(side.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise ParameterError("hf_quant_config", str(side), f"a readable JSON file ({e})") from None
+    if not isinstance(raw, dict):
+        raise ParameterError("hf_quant_config", str(side), "a JSON object (ModelOpt's hf_quant_config.json)")
+    return raw
 
 
 def flatten(d: Mapping, prefix: str = "") -> dict:
@@ -341,10 +365,16 @@ def family_of(c: dict) -> Family:
 # ---- the checkpoint's weight formats (the groups are specs/params.py's) ---------------------------
 
 LINEAR_GROUPS = ("attention", "routed_experts", "shared_experts", "dense_ffn", "latent_proj", "mtp")
+# Groups a format this file cannot read may cover: every weight but the norms (never quantised).
+QUANTISABLE = LINEAR_GROUPS + ("embedding", "head", "router", "residual")
+UNKNOWN = "unknown"          # a group whose storage the book cannot price (``weights_unknown`` says why)
 
 
-def weight_formats(c: dict) -> dict[str, str]:
-    """The groups a checkpoint stores other than in BF16, from its quantisation keys."""
+def weight_formats(c: dict) -> tuple[dict[str, str], str | None]:
+    """The groups a checkpoint stores other than in BF16, from its quantisation keys and those of the
+    ModelOpt ``hf_quant_config.json`` beside it (``hf_quant_config.*``), and why the weights are
+    unknown where a group's storage cannot be priced (those groups are marked ``UNKNOWN``); None
+    when all are priced."""
     q = "quantization_config."
     method = c.get(q + "quant_method")
     if method == "fp8" and c.get(q + "weight_block_size") == [128, 128]:
@@ -356,7 +386,7 @@ def weight_formats(c: dict) -> dict[str, str]:
             out["routed_experts"] = "fp4"
         elif c.get("expert_dtype") == "fp4":
             out["routed_experts"] = "mxfp4"
-        return out
+        return out, None
     if c.get(q + "format") == "mxfp4-pack-quantized":
         # K3: the ignore list keeps self_attn, shared_experts, the dense MLP and lm_head in BF16, so only
         # routed experts are MXFP4. The latent projections' module names are not public;
@@ -364,14 +394,246 @@ def weight_formats(c: dict) -> dict[str, str]:
         group = c.get(q + "config_groups.group_0.weights.group_size")
         if group != 32:
             raise ParameterError(q + "config_groups.group_0.weights.group_size", group, "32 (the MXFP4 block)")
-        return {"routed_experts": "mxfp4"}
+        return {"routed_experts": "mxfp4"}, None
     if method == "mxfp4":                   # gpt-oss: experts in MXFP4, attention and router in BF16
-        return {"routed_experts": "mxfp4"}
+        return {"routed_experts": "mxfp4"}, None
+    if any(k.startswith(SIDE) for k in c) or method == "modelopt" or c.get(q + "producer.name") == "modelopt":
+        return _modelopt(c)
+    if method == "compressed-tensors" and c.get(q + "format") == "pack-quantized":
+        return _pack_quantized(c)
     if method is not None or c.get(q + "format") is not None:
-        raise ParameterError(q + "quant_method", method or c.get(q + "format"),
-                             "a quantisation the book prices: fp8 with 128x128 blocks, mxfp4, "
-                             "mxfp4-pack-quantized (or none: BF16)")
-    return {}
+        return _unknown(f"{q}quant_method {method or c.get(q + 'format')!r}: a quantisation the book does not "
+                        "price (it prices fp8 with 128x128 blocks, mxfp4, mxfp4-pack-quantized, ModelOpt NVFP4 "
+                        "and FP8, compressed-tensors INT4 pack-quantized)")
+    return {}, None
+
+
+def _unknown(reason: str, known: dict | None = None, groups=QUANTISABLE) -> tuple[dict[str, str], str]:
+    return {**(known or {}), **dict.fromkeys(groups, UNKNOWN)}, reason
+
+
+# ModelOpt's per-checkpoint quant_algo as the book's formats (calc/weights.py): NVFP4 (and its
+# weight-only W4A16 label: the same stored bytes), and FP8 with one scale per tensor.
+MODELOPT_FORMATS = {"NVFP4": "fp4", "W4A16_NVFP4": "fp4", "FP8": "fp8-tensor"}
+
+
+SIDE = "hf_quant_config.quantization."
+
+
+def _modelopt(c: dict) -> tuple[dict[str, str], str | None]:
+    """NVIDIA ModelOpt: one quant_algo for every Linear but the excluded modules, or, MIXED_PRECISION,
+    an algo per listed module (``quantized_layers``; unlisted ones stay BF16). The side file's section
+    wins where both give one (as AIConfigurator reads them); the exclusions of both apply."""
+    q = "quantization_config."
+    algo = c.get(SIDE + "quant_algo") or c.get(q + "quant_algo")
+    excluded = [*(c.get(SIDE + "exclude_modules") or []), *(c.get(q + "ignore") or []),
+                *(c.get(q + "exclude_modules") or [])]
+    if algo == "MIXED_PRECISION":
+        layers = _nested(c, SIDE + "quantized_layers.") or _nested(c, q + "quantized_layers.")
+        if any("quant_algo" not in v for v in layers.values()):
+            return _unknown("quantization_config.quantized_layers: an entry without its quant_algo")
+        per_module = {m: v["quant_algo"] for m, v in layers.items()}
+        return _assign(c, None, per_module, excluded, "quantized_layers")
+    if algo not in MODELOPT_FORMATS:
+        return _unknown(f"{q}quant_algo {algo!r}: a ModelOpt algo the book does not price (it prices "
+                        + ", ".join(MODELOPT_FORMATS) + ", MIXED_PRECISION of those)")
+    group = c.get(SIDE + "group_size") or c.get(q + "config_groups.group_0.weights.group_size")
+    if MODELOPT_FORMATS[algo] == "fp4" and group not in (None, 16):
+        return _unknown(f"{q}group_size {group!r}: NVFP4 scales every 16 weights")
+    return _assign(c, algo, {}, excluded, "quant_algo")
+
+
+def _nested(c: dict, prefix: str) -> dict:
+    """A dict the flat config spread over dotted keys, as {module: {key: value}} (module names hold
+    dots, so the last dotted part is the key)."""
+    out = {}
+    for k, v in c.items():
+        if k.startswith(prefix):
+            module, _, key = k[len(prefix):].rpartition(".")
+            out.setdefault(module, {})[key] = v
+    return out
+
+
+def _listed(per_module: dict, name: str, default):
+    """The algo of the listed module that holds ``name`` (itself or a parent), else ``default``."""
+    for m, algo in per_module.items():
+        if name == m or name.startswith(m + "."):
+            return algo
+    return default
+
+
+# compressed-tensors INT4 groups the book prices: scales in the checkpoint's 16-bit dtype (no
+# scale_dtype given: compressed-tensors keeps the model's), symmetric (no zero points).
+INT4_GROUPS = {32: "int4-g32", 128: "int4-g128"}
+
+
+def _pack_quantized(c: dict) -> tuple[dict[str, str], str | None]:
+    """compressed-tensors ``pack-quantized`` (Kimi K2.5's INT4 experts): one config group of 4-bit
+    integer weights with a scale per group, on every Linear but the ignore list."""
+    g = "quantization_config.config_groups."
+    groups = {k.split(".")[2] for k in c if k.startswith(g)}
+    w = g + "group_0.weights."
+    spec = (c.get(w + "num_bits"), c.get(w + "type"), c.get(w + "strategy"), c.get(w + "symmetric"))
+    scale = str(c.get(w + "scale_dtype") or "torch.bfloat16").removeprefix("torch.")
+    if groups != {"group_0"} or spec != (4, "int", "group", True) or c.get(w + "group_size") not in INT4_GROUPS \
+            or scale not in ("bfloat16", "float16"):
+        return _unknown(f"{w[:-1]}: {len(groups)} config group(s), {spec} (num_bits, type, strategy, symmetric), "
+                        f"group_size {c.get(w + 'group_size')!r}, scale {scale}: the book prices one group of "
+                        "symmetric 4-bit int weights in groups of 32 or 128 with 16-bit scales")
+    fmt = INT4_GROUPS[c[w + "group_size"]]
+    return _assign(c, fmt, {}, c.get("quantization_config.ignore") or [], "ignore")
+
+
+# Where a module-name pattern may name parts the book does not count (a vision tower, its projector,
+# an MTP head the book gives no parameters): such a pattern excludes nothing the book prices.
+UNCOUNTED = ("vision_tower", "mm_projector", "embed_vision", "visual", "multi_modal_projector", "patch_merge_mlp",
+             "mtp")
+# A multimodal checkpoint's language-model prefixes, as the plain text model names them.
+PREFIXES = (("language_model.model.", "model."), ("model.language_model.", "model."),
+            ("language_model.lm_head", "lm_head"))
+
+
+def _canonical(name: str) -> str:
+    for a, b in PREFIXES:
+        if name.startswith(a):
+            return b + name[len(a):]
+    return name
+
+
+def _uncounted(pattern: str) -> bool:
+    """Whether a pattern's first module name (after any ``model.``) is a part the book does not count."""
+    p = _canonical(re.sub(r"^(re:)?(\.\*|\*)?\.?", "", str(pattern))).removeprefix("model.")
+    return re.split(r"[.*\\]", p)[0] in UNCOUNTED
+
+
+@lru_cache(maxsize=4096)
+def _matcher(pattern: str) -> Callable[[str], bool]:
+    """Whether an exclusion pattern names a module or a module holding it: ``re:`` a regular
+    expression matched from the start (compressed-tensors), else a glob or a module path (ModelOpt)."""
+    if pattern.startswith("re:"):
+        rx = re.compile(pattern[3:])
+        return lambda name: rx.match(name) is not None
+    pattern = _canonical(pattern)
+    glob = re.compile(fnmatch.translate(pattern)).match
+    return lambda name: glob(name) is not None or name.startswith(pattern + ".")
+
+
+def _assign(c: dict, default: str | None, listed: dict, excluded: list, key: str) -> tuple[dict, str | None]:
+    """Each group's format from its modules' algos (``listed`` per module, else ``default``; None or
+    an excluded module: BF16). A group whose modules do not share one format, an algo the book does
+    not price, or an exclusion pattern that names no module the book knows leaves the weights
+    unknown, the reason saying which."""
+    names = module_names(c)
+    if names is None:
+        return _unknown(f"quantization_config.{key}: the book does not know {c['model_type']}'s module names, so "
+                        "cannot tell which weight groups the quantisation covers")
+    unmatched, per_group = _group_algos(names, tuple(map(str, excluded)),
+                                        default, tuple((_canonical(m), a) for m, a in listed.items()))
+    if unmatched:
+        return _unknown(f"quantization_config.{key}: exclusion pattern {unmatched[0]!r} names no module the "
+                        "book maps to a weight group")
+    out, odd = {}, []
+    for group, algos in per_group.items():
+        fmts = {"bf16" if a is None else MODELOPT_FORMATS.get(a, a) for a in algos}
+        if len(fmts) > 1 or not fmts <= {"bf16", "fp4", "fp8-tensor", *INT4_GROUPS.values()}:
+            odd.append(f"{group} ({', '.join(sorted(map(str, algos)))})")
+        elif fmts != {"bf16"}:
+            out[group] = fmts.pop()
+    if odd:
+        return _unknown(f"quantization_config.{key}: modules of one weight group stored in different "
+                        f"formats, or one the book does not price: {'; '.join(odd)}", out,
+                        [g.partition(" ")[0] for g in odd])
+    return out, None
+
+
+@lru_cache(maxsize=256)
+def _group_algos(names: tuple, excluded: tuple, default, listed: tuple) -> tuple[list, dict]:
+    """(the exclusion patterns that name no module, each group's set of algos); cached, as a spec is
+    rebuilt from its config wherever it is looked up."""
+    match, lookup = [(p, _matcher(p)) for p in excluded], dict(listed)
+    hit, per_group = set(), {}
+    for group, ns in names:
+        algos = set()
+        for n in ns:
+            covering = [p for p, m in match if m(n)]
+            hit.update(covering)
+            algos.add(None if covering else _listed(lookup, n, default))
+        if group not in ("embedding", "router") and ns:
+            # the quantisers target Linear layers: never the embedding, nor a router the book keeps
+            # BF16 (a Linear only in MiniMax, Qwen3-MoE and Gemma 4, whose checkpoints exclude it;
+            # DeepSeek's, GLM's, Kimi's and Qwen3.5's gates are parameters, not Linears)
+            per_group[group] = frozenset(algos)
+    return [p for p in excluded if p not in hit and not _uncounted(p)], per_group
+
+
+SWIGLU = ("gate_proj", "up_proj", "down_proj")
+GQA_ATTN = ("q_proj", "k_proj", "v_proj", "o_proj")
+
+
+# The config keys module_names reads (its cache key).
+MODULE_KEYS = ("model_type", "num_hidden_layers", "q_lora_rank", "index_head_dim", "first_k_dense_replace",
+               "num_nextn_predict_layers", "layer_types", "full_attention_interval", "enable_moe_block")
+
+
+def module_names(c: dict) -> tuple[tuple[str, tuple[str, ...]], ...] | None:
+    """The Linear modules of each weight group, as the Hugging Face model names them (the text model's
+    prefix, ``model.layers.{i}``), one expert standing for all, as (group, names) pairs; None for a
+    model type not listed."""
+    return _module_names(tuple((k, tuple(v) if isinstance(v, list) else v) for k in MODULE_KEYS
+                               if (v := c.get(k)) is not None))
+
+
+@lru_cache(maxsize=256)
+def _module_names(key: tuple) -> tuple | None:
+    c = {k: list(v) if isinstance(v, tuple) else v for k, v in key}
+    t, L = c["model_type"], c["num_hidden_layers"]
+    layer = "model.layers.{}.".format
+    out = {"embedding": ["model.embed_tokens"], "head": ["lm_head"]}
+
+    def add(group, layers, *modules):
+        out.setdefault(group, []).extend(layer(i) + m for i in layers for m in modules)
+
+    if t in ("deepseek_v3", "kimi_k2", "deepseek_v32", "glm_moe_dsa"):
+        q = ("q_a_proj", "q_b_proj") if c.get("q_lora_rank") else ("q_proj",)
+        attn = [f"self_attn.{m}" for m in (*q, "kv_a_proj_with_mqa", "kv_b_proj", "o_proj")]
+        if "index_head_dim" in c:
+            attn += [f"self_attn.indexer.{m}" for m in ("wq_b", "wk", "weights_proj")]
+        dense, mtp = c["first_k_dense_replace"], c.get("num_nextn_predict_layers") or 0
+        add("attention", range(L), *attn)
+        add("dense_ffn", range(dense), *(f"mlp.{m}" for m in SWIGLU))
+        for g, ls in (("routed_experts", range(dense, L)), ("mtp", range(L, L + mtp))):
+            add(g, ls, *(f"mlp.experts.0.{m}" for m in SWIGLU))
+        add("shared_experts", range(dense, L), *(f"mlp.shared_experts.{m}" for m in SWIGLU))
+        add("mtp", range(L, L + mtp), *attn, *(f"mlp.shared_experts.{m}" for m in SWIGLU), "eh_proj")
+        add("router", range(dense, L + mtp), "mlp.gate")
+    elif t in ("llama", "qwen2", "qwen3", "qwen3_moe", "minimax_m2", "gemma4_text"):
+        add("attention", range(L), *(f"self_attn.{m}" for m in GQA_ATTN))
+        if t == "minimax_m2":
+            add("routed_experts", range(L), *(f"block_sparse_moe.experts.0.{m}" for m in ("w1", "w2", "w3")))
+            add("router", range(L), "block_sparse_moe.gate")
+        elif t == "qwen3_moe":
+            add("routed_experts", range(L), *(f"mlp.experts.0.{m}" for m in SWIGLU))
+            add("router", range(L), "mlp.gate")
+        else:                               # Gemma 4's dense MLP sits beside its expert block
+            add("dense_ffn", range(L), *(f"mlp.{m}" for m in SWIGLU))
+        if t == "gemma4_text" and c.get("enable_moe_block"):
+            add("routed_experts", range(L), "experts.gate_up_proj", "experts.down_proj")
+            add("router", range(L), "router.proj")
+    elif t in ("qwen3_5_text", "qwen3_5_moe_text"):
+        types = c.get("layer_types") or ["full_attention" if (i + 1) % c["full_attention_interval"] == 0
+                                         else "linear_attention" for i in range(L)]
+        add("attention", [i for i in range(L) if types[i] == "full_attention"], *(f"self_attn.{m}" for m in GQA_ATTN))
+        add("attention", [i for i in range(L) if types[i] != "full_attention"],
+            *(f"linear_attn.{m}" for m in ("in_proj_qkv", "in_proj_z", "in_proj_b", "in_proj_a", "out_proj")))
+        if t == "qwen3_5_text":
+            add("dense_ffn", range(L), *(f"mlp.{m}" for m in SWIGLU))
+        else:
+            add("routed_experts", range(L), *(f"mlp.experts.0.{m}" for m in SWIGLU))
+            add("shared_experts", range(L), *(f"mlp.shared_expert.{m}" for m in SWIGLU), "mlp.shared_expert_gate")
+            add("router", range(L), "mlp.gate")
+    else:
+        return None
+    return tuple((g, tuple(ns)) for g, ns in out.items())
 
 
 def _label(path_or_dict, c: dict) -> str:
@@ -433,6 +695,9 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     counted from the config (``specs.params``). ``extra`` adds registry keys kept beside the config.
     """
     c = load(path_or_dict)
+    side = side_quant_config(path_or_dict)
+    if side is not None:        # kept in the config, so a spec rebuilt from its config reads it again
+        c = {**c, **flatten(side, "hf_quant_config.")}
     family = family_of(c)
     c = {**family.defaults, **c}
     r = Reader(c, family.name)
@@ -451,8 +716,9 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
     _check_top_k(c)
     groups = tuple(family.groups(c))
     label = id or _label(path_or_dict, c)
+    formats, unknown = weight_formats(c)
     raw = {**family.kv_side, **(extra or {}), "config": c, "family": family.name,
-           "weight_formats": weight_formats(c), "shipped_state_dtype": shipped_state_dtype(c)}
+           "weight_formats": formats, "weights_unknown": unknown, "shipped_state_dtype": shipped_state_dtype(c)}
     spec = ModelSpec(id=label, name=name or readable_name(label, c), assumptions="public",
                      layers=r.dim("num_hidden_layers"),
                      attention=groups, params_total=0.0, params_active=0.0,
