@@ -81,9 +81,9 @@ def test_entry_counts_are_what_the_toy_layers_attend(T):
 
 
 def test_bad_input(raises_param):
-    unknown = replace(specs.model("qwen-2.5-72b"), raw={**specs.model("qwen-2.5-72b").raw, "family": "nemotron_h"})
+    unknown = replace(specs.model("qwen-2.5-72b"), raw={**specs.model("qwen-2.5-72b").raw, "family": "rwkv7"})
     raises_param("model", af.attention_layers, unknown)
-    with pytest.raises(ValueError, match="qwen-2.5-72b is of the 'nemotron_h' family"):
+    with pytest.raises(ValueError, match="qwen-2.5-72b is of the 'rwkv7' family"):
         af.attention_layers(unknown)
     raises_param("tokens", af.attention_flops, "deepseek-v3.2", -1)
     # Gemma's KV-shared layers attend on another layer's cache, so its groups do not list them
