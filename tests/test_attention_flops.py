@@ -81,9 +81,9 @@ def test_entry_counts_are_what_the_toy_layers_attend(T):
 
 
 def test_bad_input(raises_param):
-    unknown = replace(specs.model("qwen-2.5-72b"), raw={**specs.model("qwen-2.5-72b").raw, "family": "nemotron_h"})
+    unknown = replace(specs.model("qwen-2.5-72b"), raw={**specs.model("qwen-2.5-72b").raw, "family": "rwkv7"})
     raises_param("model", af.attention_layers, unknown)
-    with pytest.raises(ValueError, match="qwen-2.5-72b is of the 'nemotron_h' family"):
+    with pytest.raises(ValueError, match="qwen-2.5-72b is of the 'rwkv7' family"):
         af.attention_layers(unknown)
     raises_param("tokens", af.attention_flops, "deepseek-v3.2", -1)
     # Gemma's KV-shared layers attend on another layer's cache, so its groups do not list them
@@ -271,6 +271,29 @@ def test_a_gated_deltanet_layer_by_hand():
     assert af.layer_flops(g, 10, prefill=True) == af.layer_flops(g, 10**9, prefill=True) == 836
     assert af.layer_flops(g, 10) == 384
     assert g.attended(10**6) == 0 and af.layer_bytes_read("qwen-2.5-72b", g, 10**6) == 0
+
+
+def test_a_mamba2_layer_by_hand():
+    """2 heads of head_dim 4, state size N = 8, one B/C group, chunks of Q = 4. Decode: the update and
+    the output, 2 x 2 x 2 x 4 x 8 = 256. Prefill, per token: per head the chunk state B^T x and the
+    output C h (N d = 32 multiply-adds each) and the intra-chunk output (Q d = 16), 80 a head, 160;
+    plus C B^T for the group (Q N = 32): 192 multiply-adds, 384 FLOPs, whatever the context."""
+    g = af.AttentionLayers("ssd", 1, 2, 8, 4, 0, chunk=4, groups=1)
+    assert af.layer_flops(g, 10) == af.layer_flops(g, 10**9) == 256
+    assert af.layer_flops(g, 10, prefill=True) == af.layer_flops(g, 10**9, prefill=True) == 384
+    assert g.attended(10**6) == 0 and af.layer_bytes_read("qwen-2.5-72b", g, 10**6) == 0
+
+
+def test_nemotron_3_nano_attention_by_hand():
+    """Nemotron-3-Nano-30B-A3B: 6 GQA layers (32 query heads, K and V of 128) over every token and 23
+    Mamba-2 layers (64 heads of 64, N = 128, 8 groups, chunk_size 128): 2 x 2 x 64 x 64 x 128 a decoded
+    token; 2 (64 (2 x 128 x 64 + 128 x 64) + 8 x 128 x 128) = 3,407,872 a prompt token."""
+    need.module("aiconfigurator_core")
+    from twopaths.specs.lookup import corpus_path
+    spec = specs.from_config(corpus_path("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16"))
+    t = 100_000
+    assert af.attention_flops(spec, t) == 6 * 2 * 32 * t * 256 + 23 * 2 * 2 * 64 * 64 * 128
+    assert af.attention_flops(spec, t, prefill=True) == 6 * 2 * 32 * t * 256 + 23 * 3_407_872
 
 
 def _fla_reference(op: str = "gated_delta_rule"):

@@ -183,6 +183,64 @@ def test_gated_deltanet_state_counts_every_value_head():
     assert kv.kv_breakdown(spec, 0, "bf16", "fp32")["Gated DeltaNet state"] == 30 * per_layer
 
 
+def test_nemotron_3_nano_cache_by_hand():
+    """Nemotron-3-Nano-30B-A3B-BF16: the pattern MEMEM*EMEMEM*... holds 23 M (Mamba-2) and 6 * (attention)
+    layers. A token adds K and V for 2 KV heads x 128 in 6 layers, 6 x 2 x 2 x 128 x 2 B = 6,144 B (BF16).
+    A Mamba-2 layer keeps the SSM state 64 heads x 64 x 128 (ssm_state_size) = 524,288 values in fp32
+    (mamba_ssm_cache_dtype), 2,097,152 B, and the conv tail of 3 (conv_kernel 4 - 1) inputs over
+    64 x 64 + 2 x 8 (n_groups) x 128 = 6,144 channels in BF16, 36,864 B: 2,134,016 B, x 23 = 49,082,368 B."""
+    spec = specs.from_config(corpus() / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16_config.json")
+    assert spec.layers == 52 and spec.raw["shipped_state_dtype"] == "fp32"
+    assert kv.kv_bytes_per_token(spec, "bf16") == 6_144
+    assert kv.fixed_bytes(spec, 4096, "bf16", "fp32") == 49_082_368
+    assert kv.fixed_bytes(spec, 4096, "bf16", "bf16") == 23 * (524_288 * 2 + 36_864)
+    assert kv.request_kv_bytes(spec, 131_072, "bf16", "fp32") == 49_082_368 + 131_072 * 6_144
+
+
+def test_nemotron_h_state_shapes_are_what_transformers_allocates():
+    """A tiny NemotronH (M * - M E: Mamba-2, attention, MLP, Mamba-2, MoE) run on 5 tokens in
+    transformers: per Mamba-2 layer its cache holds a recurrent state (batch, heads, head_dim,
+    ssm_state_size) and a conv state (batch, conv_dim, conv_kernel); per attention layer K and V of
+    (batch, kv_heads, tokens, head_dim). The book's per-layer bytes (fp32 state, BF16 conv and K/V)
+    hold the same element counts, but for one conv column: transformers keeps the current input
+    beside the conv_kernel - 1 past ones it carries, which is all the state a step needs (vLLM's
+    conv state holds conv_kernel - 1 columns)."""
+    import transformers
+    cfg = transformers.NemotronHConfig(
+        vocab_size=64, hidden_size=64, num_attention_heads=4, num_key_value_heads=2, head_dim=16,
+        intermediate_size=32, mamba_num_heads=6, mamba_head_dim=8, ssm_state_size=12, n_groups=2, conv_kernel=4,
+        n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=16, moe_shared_expert_intermediate_size=24,
+        hybrid_override_pattern="M*-ME", chunk_size=4)
+    model = transformers.AutoModelForCausalLM.from_config(cfg).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(5)[None], use_cache=True).past_key_values
+    spec = specs.from_config(cfg.to_dict())
+    assert [(g.kind, g.layers) for g in spec.attention] == [("kda", 2), ("mha", 1)]
+    fp32, bf16 = (kv.layer_bytes(spec, "kda", 0, "bf16", d) for d in ("fp32", "bf16"))
+    state, conv = (fp32 - bf16) / 2, (2 * bf16 - fp32) / 2          # 4s + 2c and 2s + 2c bytes
+    for i in (0, 3):                                                  # the M layers
+        recurrent, conv_state = cache.layers[i].recurrent_states[0], cache.layers[i].conv_states[0]
+        assert recurrent.shape == (1, 6, 8, 12) and recurrent.numel() == state
+        assert conv_state.shape == (1, 6 * 8 + 2 * 2 * 12, 4)
+        assert conv_state.shape[1] * (conv_state.shape[2] - 1) == conv
+    keys = cache.layers[1].keys
+    assert keys.shape == (1, 2, 5, 16)
+    assert kv.layer_bytes(spec, "mha", 1, "bf16") == 2 * keys[0, :, 0].numel() * 2
+
+
+def test_nemotron_h_schedule_errors_name_the_key():
+    c = json.loads((corpus() / "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16_config.json").read_text())
+    err = pytest.raises(ParameterError, specs.from_config, {**c, "num_hidden_layers": 50}).value
+    assert err.name == "num_hidden_layers" and "52" in err.allowed
+    assert pytest.raises(ParameterError, specs.from_config,
+                         {**c, "hybrid_override_pattern": "MX*"}).value.name == "hybrid_override_pattern"
+    assert pytest.raises(ParameterError, specs.from_config,
+                         {**c, "layers_block_type": ["mamba", "rnn"]}).value.name == "layers_block_type"
+    qwen = json.loads((corpus() / "Qwen--Qwen3-8B_config.json").read_text())    # another family's schedule
+    assert pytest.raises(ParameterError, specs.from_config,
+                         {**qwen, "layers_block_type": ["mamba"] * 36}).value.name == "layers_block_type"
+
+
 # What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
 # fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
 LABELS = {
@@ -197,6 +255,7 @@ LABELS = {
                                      "compressed entries 128:1"],
     "moonshotai--Kimi-K3": ["KDA state", "MLA latent"],
     "Qwen--Qwen3.5-397B-A17B": ["Gated DeltaNet state", "K/V heads"],
+    "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["Mamba-2 state", "K/V heads"],
 }
 
 
@@ -305,6 +364,19 @@ def test_counter_equals_transformers_modules(name, layers, extra, why):
     hf = _hf_count(cfg)
     hf_total = sum(n for k, n in hf.items() if not re.search(r"\bmtp\b|vision|visual", k))
     assert hf_total - ours.total == extra, why
+
+
+# The BF16 NemotronH configs, whole, against transformers' modules (built on the meta device): the
+# book counts each MoE layer's router selection bias (a buffer in transformers, stored in the checkpoint).
+NEMOTRON_H = [("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16", 23 * 128),      # 23 E layers x 128 experts
+              ("nvidia--NVIDIA-Nemotron-3-Ultra-550B-A55B-BF16", 48 * 512),    # 48 E layers x 512
+              ("nvidia--Nemotron-H-56B-Base-8K", 0)]                           # no MoE
+
+
+@pytest.mark.parametrize("name,bias", NEMOTRON_H, ids=[n for n, _ in NEMOTRON_H])
+def test_nemotron_h_counter_equals_transformers_modules(name, bias):
+    cfg = json.loads((corpus() / f"{name}_config.json").read_text())
+    assert params.param_counts(specs.from_config(cfg)).total - sum(_hf_count(cfg).values()) == bias
 
 
 def test_qwen3_next_from_transformers_defaults():

@@ -18,6 +18,8 @@ kind       attends to                                        per head and entry:
                                                              chunked form in prefill
 ``gdn``    nothing: a fixed state per value head (Gated      as kda in decode; chunked    0
            DeltaNet, Qwen3-Next and Qwen3.5)                 form in prefill (below)
+``ssd``    nothing: a fixed head_dim x N state per head      2 d N a token (update,       0
+           (Mamba-2, NemotronH)                              output); chunked in prefill
 =========  ===============================================  ===========================  ===========
 
     attention FLOPs = 2 H n_attended (key + value)  +  2 H_I d_I n_scored
@@ -93,8 +95,21 @@ elsewhere (fla's reference ``naive_chunk_kda`` multiplies the dense tiles, as GD
 token-parallel kernel fla runs for the diagonal tiles when ``safe_gate`` is off takes only their
 causal half, ``BC (BC+1) / 2`` of ``BC^2`` pairs, a difference counted here as whole tiles.
 
-The projections (queries, keys, values, gates, compressors, indexer queries, Gated DeltaNet's short
-convolution, output) are weights: with the MoE and everything else they cost 2 FLOPs per activated
+A Mamba-2 layer (NemotronH) keeps per head a state h of head_dim x N (``ssm_state_size``), fed by
+B and C vectors of N shared by the heads of one of ``n_groups`` groups. A decoded token costs two
+products a head (vLLM's and mamba_ssm's ``selective_state_update``): the rank-one update
+``h <- exp(dt A) h + dt x B^T`` (its decay elementwise, not counted) and the output ``y = h C``,
+``2 x 2 d N`` FLOPs. A prompt is computed in chunks of Q = ``chunk_size`` tokens (SSD, Dao and Gu,
+"Transformers are SSMs", arXiv:2405.21060, section 6; ``mamba_chunk_scan_combined``): per chunk
+``C B^T`` per group (Q^2 N, ``_bmm_chunk_fwd``), and per head the chunk's state ``B^T x`` (Q N d,
+``_chunk_state_fwd``), the intra-chunk output ``(C B^T masked) x`` (Q^2 d) and the output from the
+state carried in ``C h`` (Q N d, ``_chunk_scan_fwd``), so a token costs
+``2 (H (2 N d + Q d) + G Q N)`` FLOPs (the causal Q x Q tiles counted dense, the state passing
+between chunks elementwise). The D skip and the gate are elementwise; the depthwise conv's
+``conv_kernel`` multiply-adds per channel are its weights, counted with the parameters.
+
+The projections (queries, keys, values, gates, compressors, indexer queries, Gated DeltaNet's and
+Mamba-2's short convolutions, output) are weights: with the MoE and everything else they cost 2 FLOPs per activated
 parameter, whatever T (``twopaths.specs.params``), so they are not counted here.
 Bytes read per token are the cache entries the layer touches, in the layout ``twopaths.calc.kv``
 sizes: indexer keys for every scored entry, full entries for every attended one.
@@ -133,14 +148,15 @@ class AttentionLayers:
     prefill_key_dim: int = 0     # MLA un-absorbed (0: as in decode)
     prefill_value_dim: int = 0
     kv_heads: int = 0            # GQA: the K/V heads an entry holds (0: one MLA latent or V4 entry)
-    chunk: int = 0               # Gated DeltaNet and KDA: the prefill kernel's chunk size
+    chunk: int = 0               # Gated DeltaNet, KDA and Mamba-2: the prefill kernel's chunk size
     sub_chunk: int = 0           # KDA: the tiles of its C x C key products (0: one dense C x C tile)
+    groups: int = 0              # Mamba-2: the n_groups its B and C are shared in
 
     def attended(self, tokens: int) -> int:
         entries = tokens // self.ratio
         if self.kind in ("mla", "gqa"):
             return tokens
-        if self.kind in ("kda", "gdn"):
+        if self.kind in ("kda", "gdn", "ssd"):
             return 0
         if self.kind == "dsa":
             return min(tokens, self.topk)
@@ -228,10 +244,26 @@ def _softmax_and_delta(spec: ModelSpec) -> list[AttentionLayers]:
     return out
 
 
+def _mamba_hybrid(spec: ModelSpec) -> list[AttentionLayers]:
+    """NemotronH: GQA layers (every token, the config's query heads) and Mamba-2 layers, whose
+    ``kda`` group holds the n_groups as its heads, N as K and the Mamba heads of head_dim as values."""
+    r = Reader(spec.config, "nemotron_h")
+    heads, chunk = r.dim("num_attention_heads"), r.dim("chunk_size")
+    out = []
+    for g in spec.attention:
+        if g.kind == "mha":
+            out.append(AttentionLayers("gqa", g.layers, heads, g["head_dim_k"], g["head_dim_v"], 0,
+                                       kv_heads=g["kv_heads"]))
+        else:                             # from_config gives NemotronH no other kind
+            out.append(AttentionLayers("ssd", g.layers, g["value_heads"], g["head_dim_k"], g["head_dim_v"], 0,
+                                       chunk=chunk, groups=g["heads"]))
+    return out
+
+
 # Keyed by specs.from_config's family names.
 READERS = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek, "kimi_linear": _deepseek,
            "gqa": _softmax_and_delta, "gemma": _softmax_and_delta, "mimo_v2": _softmax_and_delta,
-           "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta}
+           "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta, "nemotron_h": _mamba_hybrid}
 
 
 def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:
@@ -269,6 +301,13 @@ def gdn_prefill_flops(group: AttentionLayers) -> int:
     return delta_prefill_flops(group)
 
 
+def ssd_prefill_flops(group: AttentionLayers) -> int:
+    """FLOPs a prompt token costs one Mamba-2 layer in SSD's chunked form (module docstring), N being
+    ``key_dim`` and the head size ``value_dim``: ``2 (H (2 N d + Q d) + G Q N)``."""
+    Q, N, d = group.chunk, group.key_dim, group.value_dim
+    return 2 * (group.heads * (2 * N * d + Q * d) + group.groups * Q * N)
+
+
 def upprojection_flops(group: AttentionLayers) -> int:
     """FLOPs that turn one cached MLA latent (``d_c``) into every head's key (its ``qk_nope`` part;
     the RoPE part is cached as it is) and value: ``2 d_c H (qk_nope + v_head_dim)``."""
@@ -301,6 +340,8 @@ def layer_flops(group: AttentionLayers, tokens: int, prefill: bool = False,
     new = _new_tokens(tokens, new_tokens) if prefill else tokens
     if group.kind in ("kda", "gdn") and prefill and group.chunk:
         return delta_prefill_flops(group)
+    if group.kind == "ssd":
+        return ssd_prefill_flops(group) if prefill else 2 * 2 * group.heads * group.key_dim * group.value_dim
     if group.kind in ("kda", "gdn"):
         return 2 * 3 * group.heads * group.key_dim * group.value_dim
     if prefill and group.prefill_key_dim:

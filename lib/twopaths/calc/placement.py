@@ -11,7 +11,7 @@ A decode unit is one EP group of ``ep`` GPUs that holds one copy of the weights 
     on one GPU; a unit's cache room is never pooled.
   - ``attention_tp = n`` shards the non-expert weights that belong to heads ``n`` ways (attention
     by heads, the output head and dense FFN by columns; ``specs.params.tp_replicated`` lists what
-    stays whole). A request's *per-head* cache (GQA K/V heads, the KDA state)
+    stays whole). A request's *per-head* cache (GQA K/V heads, the KDA and Mamba-2 states)
     shards too. Its *per-token* entries (MLA's single latent, V4's shared K=V entries, compressed
     entries, indexer keys) belong to no head, so under TP alone every rank of the group holds all
     of them: TP shrinks the weights but not those caches.
@@ -330,8 +330,13 @@ def cache_capacity(gpu: GPUSpec | str, a: Assumptions) -> float:
 
 
 def _heads(model: str) -> list[int]:
-    c = model_spec(model).config
-    return [h for h in (c.get("num_attention_heads"), c.get("linear_attn_config.num_heads")) if h]
+    """Head counts attention TP must divide: the query heads, KDA's, and Mamba-2's heads and the
+    n_groups its B and C come in (a rank's conv state then holds 1 / tp of them, as ``_split`` takes)."""
+    spec = model_spec(model)
+    keys = ("num_attention_heads", "linear_attn_config.num_heads")
+    if spec.raw.get("family") == "nemotron_h":
+        keys += ("mamba_num_heads", "n_groups")
+    return [spec.config[k] for k in keys if spec.config.get(k)]
 
 
 def can_launch(e: Engine, model: str, p: Placement, a: Assumptions) -> bool:

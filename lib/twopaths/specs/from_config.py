@@ -87,6 +87,7 @@ class Family:
     kv_side: dict                               # fp8_layout / indexer_format defaults (calc/kv.py)
     defaults: dict = field(default_factory=dict)   # what the family's transformers config class assumes
     schedules: tuple[str, ...] = ()             # the per-layer schedule keys (SCHEDULES) it reads
+    derive: Callable[[dict], dict] | None = None   # keys the family's config class computes (layer count)
 
 
 class Reader:
@@ -303,6 +304,53 @@ def gated_deltanet_groups(c: dict) -> list[CacheGroup]:
             + _group("mha", full, **_kv(r)))
 
 
+# NemotronH's schedule, one character a layer (transformers' NemotronHConfig._pattern_to_list), and the
+# names its ``layers_block_type`` lists use, the legacy ones as transformers remaps them.
+NEMOTRON_H_PATTERN = {"M": "linear_attention", "E": "moe", "*": "full_attention", "-": "mlp"}
+NEMOTRON_H_TYPES = {"mamba": "linear_attention", "attention": "full_attention",
+                    **{t: t for t in NEMOTRON_H_PATTERN.values()}}
+
+
+def nemotron_h_schedule(c: dict) -> list[str]:
+    """Per layer, what NemotronH's block holds: a Mamba-2 mixer (``linear_attention``), attention,
+    an MLP or a MoE. ``layers_block_type`` wins over ``hybrid_override_pattern``, as in transformers."""
+    if c.get("layers_block_type") is not None:
+        key, v = "layers_block_type", c["layers_block_type"]
+        if not isinstance(v, list) or not v or not set(v) <= NEMOTRON_H_TYPES.keys():
+            raise ParameterError(key, v, "a list of " + ", ".join(NEMOTRON_H_TYPES) + " (one a layer)")
+        return [NEMOTRON_H_TYPES[t] for t in v]
+    key, v = "hybrid_override_pattern", c.get("hybrid_override_pattern")
+    if not isinstance(v, str) or not v or not set(v) <= NEMOTRON_H_PATTERN.keys():
+        raise ParameterError(key, v, "a string of M (Mamba-2), * (attention), - (MLP) or E (MoE), one a layer "
+                             "(or a layers_block_type list)")
+    return [NEMOTRON_H_PATTERN[ch] for ch in v]
+
+
+def nemotron_h_layers(c: dict) -> dict:
+    """The config with ``num_hidden_layers`` the schedule's length, as NemotronHConfig computes it
+    (Nemotron 3 Ultra's config leaves it null); a stated count that disagrees is refused, where
+    transformers would only warn."""
+    n = len(nemotron_h_schedule(c))
+    if c.get("num_hidden_layers") is not None and c["num_hidden_layers"] != n:
+        raise ParameterError("num_hidden_layers", c["num_hidden_layers"], f"{n}, the length of the layer schedule")
+    return {**c, "num_hidden_layers": n}
+
+
+def nemotron_h_groups(c: dict) -> list[CacheGroup]:
+    """NemotronH (Nemotron-H, Nemotron 3): GQA attention layers and Mamba-2 layers. A Mamba-2 layer
+    keeps a fixed state per request: the SSM state, mamba_num_heads x mamba_head_dim x ssm_state_size,
+    and the causal conv's last conv_kernel - 1 inputs over x (heads x head_dim) and B, C (n_groups x
+    ssm_state_size each). That is a KDA state exactly, with the n_groups B/C groups as its key heads
+    (state size as K) and the Mamba heads as its value heads (head_dim as V), so it is one; MLP and
+    MoE layers hold no cache."""
+    r = Reader(c, "nemotron_h")
+    types = nemotron_h_schedule(c)
+    return (_group("kda", types.count("linear_attention"), heads=r.dim("n_groups"),
+                   head_dim_k=r.dim("ssm_state_size"), head_dim_v=r.dim("mamba_head_dim"),
+                   conv_kernel=r.dim("conv_kernel"), value_heads=r.dim("mamba_num_heads"), label="Mamba-2 state")
+            + _group("mha", types.count("full_attention"), **_kv(r)))
+
+
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
@@ -317,7 +365,7 @@ MLA_KEYS = BASE + ("kv_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim", "v_he
 # Keys that give each layer its own kind: a family that does not read one would price every layer
 # alike, so a config that sets one its family does not read is refused rather than misread.
 SCHEDULES = ("layer_types", "hybrid_layer_pattern", "full_attention_interval", "compress_ratios",
-             "indexer_types", "index_topk_freq", "index_topk_pattern", "block_configs")
+             "indexer_types", "index_topk_freq", "index_topk_pattern", "block_configs", "layers_block_type")
 DSA_SCHEDULES = ("layer_types", "indexer_types", "index_topk_freq", "index_topk_pattern")
 
 FAMILIES = (
@@ -341,6 +389,11 @@ FAMILIES = (
     Family("gated_deltanet", ("qwen3_next", "qwen3_5_text", "qwen3_5_moe_text"),
            BASE + ("linear_num_key_heads", "linear_num_value_heads"), gated_deltanet_groups, PER_TENSOR_FP8,
            schedules=("layer_types", "full_attention_interval")),
+    # NemotronHConfig's defaults for what some configs omit: Nemotron-H-56B gives no head_dim (its
+    # attention_head_dim is a key transformers no longer reads) nor a state dtype
+    Family("nemotron_h", ("nemotron_h",), BASE + ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups"),
+           nemotron_h_groups, PER_TENSOR_FP8, {"head_dim": 128, "mamba_ssm_cache_dtype": "float32"},
+           schedules=("hybrid_override_pattern", "layers_block_type"), derive=nemotron_h_layers),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as
@@ -658,8 +711,10 @@ def readable_name(label: str, c: dict) -> str:
 
 # ``mamba_ssm_dtype``: the dtype Qwen3.5's configs keep the Gated DeltaNet state in, which SGLang
 # serves it at (mamba2_state_dtype, text_config's before the outer config's, as AIConfigurator's
-# sdk/models/qwen35.py mirrors it); no other config of the corpus names a state dtype.
-STATE_DTYPE_KEYS = ("mamba_ssm_dtype",)
+# sdk/models/qwen35.py mirrors it). ``mamba_ssm_cache_dtype``: NemotronH's SSM state dtype (float32,
+# also NemotronHConfig's default), the dtype vLLM keeps a NemotronH SSM state in by default; the conv
+# state stays in the model dtype (calc.kv prices it in BF16).
+STATE_DTYPE_KEYS = ("mamba_ssm_dtype", "mamba_ssm_cache_dtype")
 TORCH_DTYPES = {"float32": "fp32", "bfloat16": "bf16", "float16": "fp16"}
 
 
@@ -700,6 +755,8 @@ def from_config(path_or_dict, *, id: str | None = None, name: str | None = None,
         c = {**c, **flatten(side, "hf_quant_config.")}
     family = family_of(c)
     c = {**family.defaults, **c}
+    if family.derive:
+        c = family.derive(c)
     r = Reader(c, family.name)
     for key in family.needs:
         r(key)

@@ -381,6 +381,57 @@ def _qwen_hybrid(spec: ModelSpec) -> list[Component]:
     return comps
 
 
+def mamba2(c: dict) -> tuple[int, int]:
+    """One NemotronH Mamba-2 mixer: in_proj (d -> z and x of heads x head_dim each, B and C of n_groups
+    x state size each, dt one a head), the depthwise conv over x, B, C with its bias, dt_bias, A_log
+    and D (one a head), out_proj; its gated RMSNorm holds heads x head_dim weights."""
+    d, heads, N = c["hidden_size"], c["mamba_num_heads"], c["ssm_state_size"]
+    inner = heads * c["mamba_head_dim"]
+    conv = inner + 2 * c["n_groups"] * N
+    bias = c.get("use_bias", False)
+    w = d * (inner + conv + heads) + (inner + conv + heads if bias else 0)
+    w += conv * c["conv_kernel"] + (conv if c.get("use_conv_bias", True) else 0) + 3 * heads
+    return w + inner * d + (d if bias else 0), inner
+
+
+def relu2_mlp(c: dict, d: int, inter: int) -> int:
+    """NemotronH's MLP: up (d -> inter) and down, no gate (squared ReLU), biases where ``mlp_bias``."""
+    return 2 * d * inter + (inter + d if c.get("mlp_bias") else 0)
+
+
+def _nemotron_h(spec: ModelSpec) -> list[Component]:
+    """NemotronH as transformers builds it: a schedule of Mamba-2, GQA attention (q, k, v, o, no
+    biases), MLP and MoE blocks, each behind one RMSNorm. A MoE block holds a sigmoid router with its
+    selection bias (a buffer in transformers, in the checkpoint), routed experts and one shared expert
+    (squared-ReLU MLPs), and on Nemotron 3 Super and Ultra latent projections d -> moe_latent_size ->
+    d around the routed experts, which then run in the latent. The MTP block is not counted."""
+    from .from_config import nemotron_h_schedule
+    c = spec.raw["config"]
+    d, L, heads, hd = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"], c["head_dim"]
+    types = nemotron_h_schedule(c)
+    n_mamba, n_attn, n_mlp, moe = (types.count(t) for t in ("linear_attention", "full_attention", "mlp", "moe"))
+    mamba_w, mamba_n = mamba2(c)
+    attn = 2 * d * heads * hd + 2 * d * c["num_key_value_heads"] * hd
+    mlp = relu2_mlp(c, d, c["intermediate_size"]) if n_mlp else 0
+    comps = _embedding_and_head(c) + [
+        Component("Mamba-2 mixer", "attention", n_mamba * mamba_w, n_mamba * mamba_w, n_mamba),
+        Component("attention", "attention", n_attn * attn, n_attn * attn, n_attn),
+        Component("dense FFN", "dense_ffn", n_mlp * mlp, n_mlp * mlp, n_mlp)]
+    if moe:
+        E, k = c["n_routed_experts"], c["num_experts_per_tok"]
+        latent = c.get("moe_latent_size") or d
+        # fc1 (d -> latent) and fc2 (latent -> d) have an MLP's shape
+        proj = relu2_mlp(c, d, latent) if c.get("moe_latent_size") else 0
+        expert = relu2_mlp(c, latent, c["moe_intermediate_size"])
+        shared = relu2_mlp(c, d, c["moe_shared_expert_intermediate_size"])   # one MLP, as transformers builds it
+        comps += [Component("router", "router", moe * (E * d + E), moe * (E * d + E), moe),
+                  Component("latent projections", "latent_proj", moe * proj, moe * proj, moe),
+                  Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+                  Component("shared experts", "shared_experts", moe * shared, moe * shared, moe)]
+    norms = n_mamba * mamba_n + L * d + d
+    return comps + [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -400,7 +451,7 @@ def _mtp(c: dict, layer_params: int) -> Component:
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
             "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
-            "llama4": _llama4}
+            "llama4": _llama4, "nemotron_h": _nemotron_h}
 
 
 # ---- what attention tensor parallelism cannot split ----
@@ -446,7 +497,7 @@ def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED
             attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
             if "indexer" in parts:          # the indexer's own compressor; its query heads split
                 attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
-    else:       # GQA, Gated DeltaNet: every projection is per head (KV heads >= tp assumed)
+    else:       # GQA, Gated DeltaNet, Mamba-2: every projection is per head (KV heads >= tp assumed)
         attention = 0
     out["attention"] = attention
     return out
