@@ -63,11 +63,12 @@ gpu: venv
 refresh-results: venv
 	$(RUN) refresh --profile $(PROFILE)
 
-## make mutants: mutmut on a seeded sample of each module of lib/twopaths/layers and calc, one mutant at a
-## time, against the tests that reach it; prints the score per module (tools/mutants.py --help: MUTANTS='...')
+## make mutants: the hand-written mutants (tools/hand-mutants/, a developer's bugs: HAND='layers/*.py'), then
+## mutmut on a seeded sample of each module (MUTANTS='...'), each against the tests that reach it;
+## both print the score per module. Fails if a hand-written mutant survives or has moved.
 mutants: venv
 	$(PY) -m pip install --quiet -r requirements-dev.txt
-	$(PY) tools/mutants.py $(MUTANTS)
+	$(PY) tools/hand_mutants.py $(HAND); hand=$$?; $(PY) tools/mutants.py $(MUTANTS) && exit $$hand
 
 clean:
 	rm -rf _build

@@ -263,3 +263,30 @@ def test_benchmark_fills_caches_as_decoding_would():
             assert cache.parts() == kv.kv_breakdown(cache_spec(layer), tokens, "fp32")
             assert cache.length == tokens
         assert len(bench.time_decode(layer, 1_001, repeats=2)) == 2
+
+
+def test_entry_probs_average_the_heads_of_scaled_logits():
+    """Each head's softmax over the entries a query sees, of q.e / sqrt(head_dim), averaged over heads:
+    rows sum to 1 where a query sees an entry; written here from the layer's own queries and entries."""
+    torch.manual_seed(0)
+    layer = HCA(32, ratio=4, window=8, heads=2, head_dim=16, q_rank=16, rope_dim=4)
+    x = torch.randn(1, 12, 32)
+    probs = layer.entry_probs(x)
+    pos = torch.arange(12)
+    c_q = layer.q_norm(layer.wq_a(x))
+    entries, seen = HCA.compressed(layer, x, c_q, pos, None)
+    logits = torch.einsum("bthd,bsd->bhts", layer.queries(c_q, pos), entries) / 16 ** 0.5
+    expected = torch.softmax(logits.masked_fill(~seen[:, None], float("-inf")), -1).nan_to_num(0.0).mean(1)
+    torch.testing.assert_close(probs, expected)
+    sees = seen[0].any(-1)
+    torch.testing.assert_close(probs[0][sees].sum(-1), torch.ones(int(sees.sum())))
+
+
+def test_a_csa_entry_covers_two_windows():
+    """CSA's entry w pools tokens [(w - 1) m, (w + 1) m). At m = 4 and a 4-token window, query 13 sees
+    entries 0-2 (every one, topk 64), so tokens 0-11 are pooled and 10-13 raw: 8 and 9 only through
+    entry 2, which a one-window entry would leave unseen."""
+    torch.manual_seed(0)
+    layer = CSA(32, ratio=4, window=4, heads=2, head_dim=16, q_rank=16, rope_dim=4, index_heads=2, index_dim=8)
+    view = token_view(layer, torch.randn(1, 16, 32))
+    assert view[13].tolist() == [1] * 10 + [2] * 4 + [0] * 2

@@ -95,3 +95,14 @@ def test_bad_activation_arguments(raises_param):
     raises_param("limit", ffn.Activation, "clip", limit=0.0)
     raises_param("act", ffn.FFN, 8, 12, "gelu")
     raises_param("hidden", ffn.FFN, 8, 0)
+
+
+def test_activation_passes_its_own_caps():
+    # SiTU with beta1 = 4, beta2 = 1 at gate 1, up 3: 4 tanh(1/4) sigmoid(1) * 1 tanh(3 / 1).
+    situ = ffn.Activation("situ", beta1=4.0, beta2=1.0)
+    expected = 4 * math.tanh(0.25) / (1 + math.exp(-1)) * math.tanh(3.0)
+    assert situ(torch.tensor([1.0]), torch.tensor([3.0])).item() == pytest.approx(expected, rel=1e-6)
+    # clip with limit 2 at gate 5, up -7: silu(2) * -2 = 2 sigmoid(2) * -2.
+    clip = ffn.Activation("clip", limit=2.0)
+    expected = 2 / (1 + math.exp(-2)) * -2
+    assert clip(torch.tensor([5.0]), torch.tensor([-7.0])).item() == pytest.approx(expected, rel=1e-6)

@@ -12,3 +12,11 @@ from twopaths.calc.units import fmt_amount
 ])
 def test_decimals_above_one_three_significant_digits_below(value, digits, text):
     assert fmt_amount(value, "GB", digits) == text
+
+
+def test_fmt_bytes_decimal_and_binary():
+    # 61,440 bytes = 61.44 kB (decimal) = 60 KiB (61,440 / 1,024); digits is honoured
+    from twopaths.calc.units import fmt_bytes
+    assert fmt_bytes(61_440, "kB") == "61.4 kB"
+    assert fmt_bytes(61_440, "kB", 2) == "61.44 kB"
+    assert fmt_bytes(61_440, "KiB", 2) == "60.00 KiB"

@@ -87,3 +87,11 @@ def test_bad_input(raises_param):
     raises_param("y", mix, x, torch.zeros(2, 7), torch.zeros(2, 4), torch.zeros(2, 4, 4))
     raises_param("post", mix, x, torch.zeros(2, 8), torch.zeros(2, 3), torch.zeros(2, 4, 4))
     raises_param("res", mix, x, torch.zeros(2, 8), torch.zeros(2, 4), torch.zeros(2, 4, 3))
+
+
+@pytest.mark.parametrize("layer, stream", [(0, 0), (2, 2), (5, 1)])
+def test_pre_reads_stream_layer_mod_n_at_init(layer, stream):
+    # the HC paper's initialisation: layer l's branch input is stream l mod n alone
+    pre, post, res = HyperConnection(8, 4, layer, dynamic=False).weights(torch.ones(1, 4, 8))
+    assert pre[0].tolist() == [1.0 if i == stream else 0.0 for i in range(4)]
+    assert post[0].tolist() == [1.0] * 4 and torch.equal(res[0], torch.eye(4))

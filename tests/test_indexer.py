@@ -2,6 +2,7 @@
 loss; bad input. (V4's indexer against transformers is in test_csa_hca.py.)"""
 
 import importlib.util
+import math
 import pathlib
 
 import pytest
@@ -101,3 +102,29 @@ def test_recall_experiment_learns_and_beats_chance():
     assert sum(losses[4][-5:]) < 0.9 * sum(losses[4][:5])
     for r in rows:
         assert 0 < r.chance and r.untrained + 0.1 < r.trained <= 1 + 1e-6
+
+
+def test_an_entry_becomes_visible_once_its_window_closes():
+    # ratio 4: the entry of tokens 0-3 is closed at position 3, the next at position 7
+    idx = LightningIndexer(16, 8, heads=2, dim=8, topk=2, ratio=4)
+    assert idx.visible(torch.arange(8)).tolist() == [0, 0, 0, 1, 1, 1, 1, 2]
+
+
+def test_distill_loss_averages_over_the_queries_that_see_an_entry():
+    # query 0 sees nothing (its KL is 0 by construction), query 1 sees both entries with KL = log 2
+    # (p = [1, 0] against uniform scores): the mean over queries that see any is log 2, not log 2 / 2
+    scores, p = torch.zeros(1, 2, 2), torch.tensor([[[0.0, 0.0], [1.0, 0.0]]])
+    assert distill_loss(scores, p, torch.tensor([0, 2])).item() == pytest.approx(math.log(2), rel=1e-6)
+
+
+def test_each_variant_turns_its_own_channels():
+    """V3.2 rotates the leading rope_dim channels half-split (i with i + rope_dim/2) at theta^(-2i/rope_dim);
+    V4 the trailing ones in adjacent pairs. theta 100, rope_dim 4: frequencies 1 and 1/10; position 3."""
+    x, pos = torch.tensor([[[1.0, 1.0, 0.0, 0.0, 5.0, 6.0]]]), torch.tensor([3])
+    v32 = LightningIndexer(16, 8, heads=1, dim=6, ratio=1, rope_dim=4, rope_theta=100.0, variant="v3.2")
+    half = [math.cos(3), math.cos(0.3), math.sin(3), math.sin(0.3), 5.0, 6.0]
+    assert v32._rope(x, pos)[0, 0].tolist() == pytest.approx(half, abs=1e-6)
+    v4 = LightningIndexer(16, 8, heads=1, dim=6, ratio=4, rope_dim=4, rope_theta=100.0)
+    y = torch.tensor([[[5.0, 6.0, 1.0, 0.0, 1.0, 0.0]]])
+    pairs = [5.0, 6.0, math.cos(3), math.sin(3), math.cos(0.3), math.sin(0.3)]
+    assert v4._rope(y, pos)[0, 0].tolist() == pytest.approx(pairs, abs=1e-6)

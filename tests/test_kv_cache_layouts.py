@@ -55,8 +55,10 @@ def test_corpus_models_at_full_dims_equal_the_calculator(config, dtype):
     measured = kv_cache.build(spec, 123, dtype, "fp32")
     assert measured == kv.kv_breakdown(spec, 123, dtype, "fp32")
     states = [g for g in spec.attention if g.kind == "kda"]
-    if states:   # Qwen3.5: 64 value heads (16 key heads) of 128 x 128 FP32 states in 45 layers
-        assert measured[kv.group_label(states[0])] >= 45 * 64 * 128 * 128 * 4
+    if states:   # Qwen3.5: 64 value heads (16 key heads) of 128 x 128 FP32 states in 45 layers, plus the
+        # BF16 conv tail of kernel - 1 = 3 tokens of q, k (16 * 128 each) and v (64 * 128)
+        conv = 3 * (2 * 16 * 128 + 64 * 128) * 2
+        assert measured[kv.group_label(states[0])] == 45 * (64 * 128 * 128 * 4 + conv)
 
 
 @pytest.mark.parametrize("dtype, entry", [("bf16", 2 * 512), ("fp8", 584)])
@@ -79,3 +81,20 @@ def test_k3_toy_cache_against_bytes_written_from_the_config(state, value):
     measured = kv_cache.build(specs.model("kimi-k3"), T, "bf16", state)
     conv = 3 * 96 * (3 * 128) * 2
     assert sum(measured.values()) == 24 * T * (512 + 64) * 2 + 69 * (96 * 128 * 128 * value + conv)
+
+
+def test_block_scales_round_a_partial_group_up():
+    # 200 non-rope values in groups of 128 need ceil(200 / 128) = 2 fp32 scales a vector, not 1:
+    # per vector 200 FP8 bytes + 2 * 4 scale bytes = 208 B, so 3 vectors take 624 B.
+    fmt = specs.cache_formats.KVFormat("fp8-toy", 1, 2, scale_group=128, scale_bytes=4)
+    q, scales = kv_cache.store(torch.randn(3, 200), 0, fmt)
+    assert q.dtype == torch.float8_e4m3fn and tuple(q.shape) == (3, 200)
+    assert scales.dtype == torch.float32 and tuple(scales.shape) == (3, 2)
+    assert q.nbytes + scales.nbytes == 624
+
+
+def test_mla_with_two_latents_stores_both():
+    # An MLA group caching 2 latents of rank 8 plus a 4-dim rope key: (2 * 8 + 4) BF16 values a token,
+    # 40 B; 3 layers and 11 tokens hold 3 * 11 * 40 = 1320 B.
+    spec = _toy("mla", {"latents": 2, "kv_lora_rank": 8, "rope_dim": 4}, 3)
+    assert sum(kv_cache.build(spec, 11, "bf16").values()) == 1320

@@ -142,3 +142,24 @@ def test_init_chain_sets_the_gain(norm, slope):
         with torch.no_grad():
             out.append(_rms(m.routed(x)))
     assert out[1] / out[0] == pytest.approx(2.0 ** slope, rel=0.25 if norm else 0.5)
+
+
+@pytest.mark.parametrize("n_shared, shared_hidden, width", [(2, SH, 2 * SH), (3, None, 3 * H), (1, SH, SH)])
+def test_shared_experts_are_one_ffn_n_times_as_wide(n_shared, shared_hidden, width):
+    """n shared experts of hidden h are one FFN of hidden n h (K3: 2 x 3072 = 6144); without
+    shared_hidden each takes the routed experts' hidden."""
+    m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=n_shared, shared_hidden=shared_hidden)
+    assert m.shared.w_up.weight.shape == (width, D)
+    assert m.shared.w_down.weight.shape == (D, width)
+    assert latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=0).shared is None
+
+
+def test_init_chain_draws_each_matrix_with_its_fan_in():
+    """init_chain_ redraws N(0, 1) * gain / sqrt(fan_in), matrix after matrix from one generator. The fan-ins
+    by hand: W_down reads d = 16, the experts' gate and up read the latent 8, their down reads hidden 12,
+    W_up reads the latent 8."""
+    m = latent_moe.LatentMoE(D, LATENT, E, K, H, n_shared=0, act="swiglu")
+    latent_moe.init_chain_(m, 2.0, torch.Generator().manual_seed(7))
+    gen = torch.Generator().manual_seed(7)
+    for w, fan_in in zip(m.chain(), [D, LATENT, LATENT, H, LATENT], strict=True):
+        torch.testing.assert_close(w.detach(), torch.randn(w.shape, generator=gen) * (2.0 / fan_in ** 0.5))

@@ -109,3 +109,18 @@ def test_bad_input_names_the_argument(raises_param):
     raises_param("q_lora_rank", MLA, **DIMS, q_lora_rank=0)
     raises_param("x", MLA(**DIMS), torch.zeros(2, 3, 7))
     raises_param("x", MLA(**DIMS), torch.zeros(3, DIMS["d_model"]))
+
+
+def test_rotate_turns_adjacent_pairs():
+    """DeepSeek's interleaved RoPE: channels (0, 1) form pair 0 and turn by p, (2, 3) pair 1 and turn by
+    p * theta^(-2/4); with theta = 100 that is p / 10. Worked by hand for x = [1, 0, 0, 2] at p = 0 and 3."""
+    import math
+
+    from twopaths.layers.mla import rotate
+
+    x = torch.tensor([[1.0, 0.0, 0.0, 2.0]]).expand(2, 4)
+    got = rotate(x, torch.tensor([0, 3]), theta=100.0)
+    # pair (a, b) -> (a cos - b sin, b cos + a sin)
+    expected = torch.tensor([[1.0, 0.0, 0.0, 2.0],
+                             [math.cos(3), math.sin(3), -2 * math.sin(0.3), 2 * math.cos(0.3)]])
+    torch.testing.assert_close(got, expected)

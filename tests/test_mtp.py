@@ -76,7 +76,9 @@ def test_joint_training_teaches_the_mtp_module_to_look_two_ahead():
     assert sum(h["mtp"] for h in history[-10:]) / 10 < floor + 0.3
     _, stats = mtp_draft.decode(main.eval(), mtp.eval(), data[:1, :3], 20, gamma=2, seed=0)
     assert stats.tokens_per_pass > 1.5
-    assert stats.emitted >= 20 and len(stats.accepted) == stats.passes
+    # each pass emits its kept drafts plus one token
+    assert len(stats.accepted) == stats.passes and stats.emitted == sum(n + 1 for n in stats.accepted)
+    assert stats.emitted >= 20
 
 
 def test_bad_input(raises_param):

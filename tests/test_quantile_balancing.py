@@ -130,3 +130,22 @@ def test_step_needs_an_observation():
     bal = qb.QuantileBalancer(4, 1, bins=8)
     with pytest.raises(RuntimeError):
         bal.step()
+
+
+def test_exact_bias_rounds_the_fair_share_up():
+    """T k / E = 3 * 1 / 2 = 1.5: the quantile is the ceil(1.5) = 2nd smallest residual. By hand, with b = 0
+    the cutoff (2nd largest of 2) is each token's smaller score: alpha = [0.1, 0.2, 0.3], residuals
+    x_:0 = [-0.8, 0, -0.2] and x_:1 = [0, -0.4, 0]; 2nd smallest: [-0.2, 0], centred: [-0.1, 0.1]."""
+    s = torch.tensor([[0.9, 0.1], [0.2, 0.6], [0.5, 0.3]], dtype=torch.float64)
+    got = qb.exact_bias(s, torch.zeros(2, dtype=torch.float64), 1)
+    torch.testing.assert_close(got, torch.tensor([-0.1, 0.1], dtype=torch.float64))
+
+
+def test_histogram_quantile_of_a_fractional_target():
+    """3 counts per expert, k/E = 1/2: the target is 1.5 counts, so the bin holding the 2nd count is read.
+    By hand, bins of width 1 on (0, 3): expert 0 has counts [1, 0, 2]; 1 count lies below bin 2, so 0.5 of
+    its 2 counts: 2 + 0.25 = 2.25. Expert 1 [2, 1, 0]: 1.5 of bin 0's 2 counts: 0.75. Centred on 1.5."""
+    hist = torch.tensor([[1, 0, 2], [2, 1, 0]], dtype=torch.int32)
+    bias, bounds = qb.bias_from_histogram(hist, (0.0, 3.0), top_k=1)
+    torch.testing.assert_close(bias, torch.tensor([0.75, -0.75]))
+    assert bounds == pytest.approx((-1.75, 1.75))

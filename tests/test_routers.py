@@ -135,3 +135,17 @@ def test_bad_router_arguments(raises_param):
     raises_param("top_k", routers.group_limited_topk, torch.rand(3, E), E + 1)
     raises_param("rate", routers.aux_free_update, torch.zeros(2), torch.ones(2), 0.0)
     raises_param("config", routers.moe_counts, {"num_experts": 8})
+
+
+def test_gate_weights_by_hand():
+    """The chosen experts' scores [0.5, 0.4]: unnormalised times 2 is [1.0, 0.8]; normalised they are
+    [5/9, 4/9], times 2 [10/9, 8/9]."""
+    scores, idx = torch.tensor([[0.2, 0.5, 0.1, 0.4]]), torch.tensor([[1, 3]])
+    torch.testing.assert_close(routers.gate_weights(scores, idx, 2.0, normalize=False), torch.tensor([[1.0, 0.8]]))
+    torch.testing.assert_close(routers.gate_weights(scores, idx, 2.0), torch.tensor([[10 / 9, 8 / 9]]))
+
+
+def test_max_violation_by_hand():
+    """MaxVio = max / mean - 1: loads [4, 2, 3, 3] have mean 3, so 4/3 - 1 = 1/3; equal loads give 0."""
+    assert routers.max_violation(torch.tensor([4, 2, 3, 3])) == pytest.approx(1 / 3, rel=1e-6)
+    assert routers.max_violation(torch.tensor([5, 5, 5])) == 0.0

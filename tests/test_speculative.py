@@ -228,9 +228,16 @@ def test_draft_costs_from_the_config():
     # one token reads top_k / E of the experts; E tokens' worth of draws read nearly all of them
     assert d.target_step(1) == pytest.approx(d.fixed + d.routed * c["num_experts_per_tok"] / c["n_routed_experts"] + d.kv)
     assert d.target_step(10_000) == pytest.approx(d.fixed + d.routed + 10_000 * d.kv)
-    assert d.verify_ratio(1, 1) > 1.4                 # two tokens read nearly twice the experts
+    # two tokens read 1 - (1 - k/E)^2 of the experts, nearly twice the k/E one reads
+    k_over_e = c["num_experts_per_tok"] / c["n_routed_experts"]
+    assert d.verify_ratio(1, 1) == pytest.approx((d.fixed + d.routed * (1 - (1 - k_over_e) ** 2) + d.kv)
+                                                 / (d.fixed + d.routed * k_over_e + d.kv), rel=1e-12)
+    assert d.verify_ratio(1, 1) > 1.4
     assert d.verify_ratio(100_000, 3) == pytest.approx(1.0, abs=1e-9)   # every expert is read anyway
-    assert 0 < d.cost_ratio(1) < 0.1
+    # one MTP step over one target step, each reading its fixed bytes, k/E of its experts and one token's KV
+    assert d.cost_ratio(1) == pytest.approx((d.mtp_fixed + d.mtp_routed * k_over_e + d.mtp_kv)
+                                            / (d.fixed + d.routed * k_over_e + d.kv), rel=1e-12)
+    assert d.cost_ratio(1) < 0.1
 
 
 def test_roofline_times():

@@ -28,12 +28,13 @@ def test_a_dense_model_spreads_no_experts_and_splits_the_rest_by_tp():
 
 
 def test_moe_layouts_follow_the_asked_ep_sizes_and_say_why_one_is_left_out():
-    shown, left_out = wu.layouts(K3, [12, 32, 896 * 2, 96], BOOK)
+    shown, left_out = wu.layouts(K3, [12, 32, 896 * 2, 96, 1796], BOOK)
     widest = max(p.attention_tp for p in placement.placements(K3, BOOK) if p.ep == 32)
     assert shown == [Placement(32, 1), Placement(32, widest)]     # 96 does not divide 896
     assert left_out[12] == "not whole 8-GPU nodes"
     assert left_out[96] == "does not divide the 896 expert slots of a layer"
     assert left_out[1792] == "above max_ep (320)"
+    assert left_out[1796] == "not whole 8-GPU nodes"                # 1796 = 8 x 224.5, and above 320 too
 
 
 def test_a_dense_model_is_weighed_in_the_planners_tp_groups_whatever_the_ep_sizes():
