@@ -155,7 +155,8 @@ def test_flags_reach_the_assumptions(capsys):
     assert r["assumptions"] == a.as_dict()
     # 1,000 sessions decoding turns of 1,000 tokens at 200 tokens/s: 200 turns start a second
     assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000,
-                             "turns_per_s": 200.0, "prompt_tokens_per_turn": 2000}
+                             "turns_per_s": 200.0, "prompt_tokens_per_turn": 2000,
+                             "prompt_tokens_per_s": 400_000.0}
     assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
     assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
 
@@ -187,6 +188,10 @@ def test_traffic_flags_set_the_prefill_work(capsys):
     p = fleet.plan("kimi-k3", "h200", a, fleet.workload(1000, rho=1.0, output_tokens=500, decode_tokens_per_s=100),
                    speed=100)
     assert p.prefill.tokens_per_s == 1_600_000 and r["best"]["prefill_nodes_by_work"] == p.prefill.by_work
+    assert r["workload"]["prompt_tokens_per_s"] == 1_600_000
+    assert "200 turns/s of 8,000 prompt tokens (1,600,000 prompt tokens/s)" in run(
+        capsys, "kimi-k3", "--concurrency", "1000", "--prompt-tokens", "8K", "--output-tokens", "500",
+        "--speed", "100")[1].replace("\n  ", " ")
 
 
 def test_a_price_gives_each_plans_cost(capsys):
@@ -196,8 +201,13 @@ def test_a_price_gives_each_plans_cost(capsys):
         # every GPU paid, the fleet decoding one token a step for each resident session
         tokens_per_s = 100 / p["step_s"]
         assert p["usd_per_million_output_tokens"] == pytest.approx(2 * p["gpus"] / 3600 / tokens_per_s * 1e6)
+        # prefill by work: the decode GPUs, plus whole 8-GPU nodes for prefill sized by its prompt tokens
+        by_work = p["gpus"] - 8 * p["prefill_nodes"] + 8 * p["prefill_nodes_by_work"]
+        assert p["gpus_by_work"] == by_work and p["usd_per_hour_prefill_by_work"] == 2 * by_work
+        assert p["usd_per_million_output_tokens_prefill_by_work"] == pytest.approx(
+            2 * by_work / 3600 / tokens_per_s * 1e6)
     _, out, _ = run(capsys, "qwen-2.5-72b", "--concurrency", "100", "--context", "32K", "--price", "2")
-    assert "cost at $2 a GPU-hour" in out
+    assert "cost at $2 a GPU-hour" in out and "work GPUs" in out
     status, _, err = run(capsys, "qwen-2.5-72b", "--price", "0")
     assert status == 2 and "--price: got 0" in err
 
@@ -327,8 +337,15 @@ def test_unpriced_weights_are_named_and_the_formats_flag_prices_them(capsys):
     # DeepSeek-V3.1-NVFP4 keeps q/kv BF16 beside an NVFP4 o_proj: the attention group has no one format
     name = corpus("nvidia--DeepSeek-V3.1-NVFP4")
     status, out, err = run(capsys, name, "--context", "4096")
-    assert status == 2 and out == "" and "quantization_config: got" in err
-    assert "weights: unknown for attention of nvidia--DeepSeek-V3.1-NVFP4" in err and "--formats fp8" in err
+    # the cache does not depend on the weights: it is priced, the weights named unknown, nothing placed
+    assert status == 1 and err == "" and "no fleet plan: the weights cannot be priced" in out
+    assert "bytes a token (all layers)" in out and "valid placements" not in out
+    r = json.loads(run(capsys, name, "--context", "4096", "--format", "json")[1])
+    assert r["weight_bytes_total"] is None and r["plans"] == r["placements"] == [] and r["best"] is None
+    assert r["weights_unknown"].endswith("attention (NVFP4, None)")     # two formats in one group
+    assert r["unsized"].endswith("under --formats shipped attention still have no format")
+    assert r["kv_bytes_per_token"] == as_json(capsys, corpus("deepseek-ai--DeepSeek-V3"), "--context", "4096")[
+        "kv_bytes_per_token"]
     # every linear layer in FP8: V3's checkpoint as shipped (the same shapes, FP8 blocks but the head)
     r = as_json(capsys, name, "--context", "4096", "--formats", "fp8")
     assert r["weight_bytes_total"] == as_json(capsys, corpus("deepseek-ai--DeepSeek-V3"), "--context", "4096")[

@@ -143,6 +143,11 @@ class Plan:
         return self.d_gpus + self.p_nodes * self.assumptions.gpus_per_node
 
     @property
+    def gpus_by_work(self) -> int:
+        """The decode units' GPUs plus the prefill nodes' sized by work instead of the P:D ratio."""
+        return self.d_gpus + self.prefill.by_work * self.assumptions.gpus_per_node
+
+    @property
     def nodes_by_work(self) -> int:
         """Decode nodes plus prefill nodes sized by work instead of the P:D ratio."""
         return self.d_nodes + self.prefill.by_work

@@ -18,8 +18,8 @@ from dataclasses import asdict
 
 from .. import specs
 from ..specs import checkpoint, max_position
-from ..calc import fleet, kv
-from ..calc.cost import fleet_cost
+from ..calc import fleet, kv, weights
+from ..calc.cost import fleet_cost, usd_per_million_tokens
 from ..calc.decode import plan_step
 from ..calc.placement import GPUMemory, memory, placements, untried_tp
 from ..calc.request import model_weight_bytes
@@ -69,6 +69,11 @@ def plan_dict(p: fleet.Plan, price: float | None = None) -> dict:
     return {**memory_dict(p.decode), "engine": engine.label if engine else None, "launch": launch.as_dict(p),
             "usd_per_hour": cost.usd_per_hour if cost else None,
             "usd_per_million_output_tokens": cost.usd_per_million_tokens if cost else None,
+            # the same fleet with prefill sized by the prompt tokens it takes in, not the P:D ratio
+            "usd_per_hour_prefill_by_work": p.gpus_by_work * cost.usd_per_gpu_hour if cost else None,
+            "usd_per_million_output_tokens_prefill_by_work":
+                usd_per_million_tokens(p.gpus_by_work, price, cost.tokens_per_s) if cost else None,
+            "gpus_by_work": p.gpus_by_work,
             "session_tokens_per_s": p.session_speed, "step_s": plan_step(p).step,
             "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
@@ -98,11 +103,19 @@ def fleet_plans(model: str, gpu: str, a: Assumptions, work: fleet.Workload, vali
             "unsized": None}
 
 
-def checkpoint_fields(spec, computed: float) -> dict:
+def unpriced_groups(spec, a: Assumptions) -> list[str]:
+    """The weight groups with no format the book prices, after the weight scenario's overrides."""
+    chosen = {**weights.shipped_formats(spec), **a.formats()}
+    return sorted(g for g, f in chosen.items() if f not in weights.WEIGHT_FORMATS)
+
+
+def checkpoint_fields(spec, computed: float | None) -> dict:
+    """A checkpoint folder's own weight bytes, and a warning where the config's (``computed``, None
+    when unknown) differ from them."""
     found = spec.raw.get("checkpoint")
     return {"weight_bytes_checkpoint": found.bytes if found else None,
             "weight_bytes_checkpoint_source": found.source if found else None,
-            "weights_warning": checkpoint.mismatch(computed, found) if found else None}
+            "weights_warning": checkpoint.mismatch(computed, found) if found and computed is not None else None}
 
 
 def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: float | None = None,
@@ -110,15 +123,12 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
     """Every figure the command prints, from the calculators; ``price``: USD a GPU-hour."""
     spec, g = specs.model(model), specs.gpu(gpu)
     shipped = shipped_state_dtype(spec)
-    # the placements the planner chooses among: pipeline stages only where memory demands them,
-    # or under a speed target (calc.fleet.staged)
-    tried = fleet.staged(model, g.id, work.context, a, placements(model, a), speed)
-    valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
-    return {
+    cache = {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident, "turns_per_s": work.turns_per_s,
-                     "prompt_tokens_per_turn": a.prompt_tokens_per_turn},
+                     "prompt_tokens_per_turn": a.prompt_tokens_per_turn,
+                     "prompt_tokens_per_s": work.turns_per_s * a.prompt_tokens_per_turn},
         "usd_per_gpu_hour": price,
         # transformers' default for a config without num_key_value_heads: one K/V head per query head
         "mha_by_default": "num_key_value_heads" not in spec.config and any(
@@ -134,14 +144,31 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         if shipped else None,
         "request_bytes": kv.request_kv_bytes(spec, work.context, a.kv_dtype, a.state_dtype),
         "kv_breakdown": kv.kv_breakdown(spec, work.context, a.kv_dtype, a.state_dtype),
-        "weight_bytes_total": model_weight_bytes(model, "public", a.formats()),
-        # a checkpoint folder's own count (specs.checkpoint), shown beside the config's
-        **checkpoint_fields(spec, model_weight_bytes(model, "public", a.formats())),
         "weights": weight_scenarios()[a.weights]["label"],
+        "speed_target": speed,
+    }
+    try:
+        total = model_weight_bytes(model, "public", a.formats())
+    except ParameterError as e:
+        if e.name != "quantization_config":
+            raise
+        # the cache does not depend on the weights' format: it is still priced, and nothing is placed
+        return {**cache, "weight_bytes_total": None, "weights_unknown": e.got,
+                **checkpoint_fields(spec, None), "placements_tried": 0, "attention_tp_not_tried": {},
+                "placements": [], "plans": [], "best": None, "smallest_change": None,
+                "unsized": f"the weights cannot be priced ({e.got}); under --formats {a.weights} "
+                           f"{', '.join(unpriced_groups(spec, a))} still have no format"}
+    # the placements the planner chooses among: pipeline stages only where memory demands them,
+    # or under a speed target (calc.fleet.staged)
+    tried = fleet.staged(model, g.id, work.context, a, placements(model, a), speed)
+    valid = [m for m in (memory(model, g, p, work.context, a) for p in tried) if m.valid]
+    return {
+        **cache, "weight_bytes_total": total, "weights_unknown": None,
+        # a checkpoint folder's own count (specs.checkpoint), shown beside the config's
+        **checkpoint_fields(spec, total),
         "placements_tried": len(tried),
         "attention_tp_not_tried": {str(t): why for t, why in untried_tp(model, a).items()},
         "placements": [memory_dict(m) for m in valid],
-        "speed_target": speed,
         **fleet_plans(model, g.id, a, work, [m.placement for m in valid], speed, price),
     }
 
@@ -155,7 +182,8 @@ def table(r: dict) -> str:
     w, a = r["workload"], r["assumptions"]
     lines = [f"{r['model_name']} on {r['gpu_name']}: {w['resident']:,} sessions resident on decode GPUs",
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g} (the share resident); "
-             f"{w['turns_per_s']:,.0f} turns/s of {w['prompt_tokens_per_turn']:,} prompt tokens",
+             f"{w['turns_per_s']:,.0f} turns/s of {w['prompt_tokens_per_turn']:,} prompt tokens "
+             f"({w['prompt_tokens_per_s']:,.0f} prompt tokens/s)",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
@@ -172,7 +200,9 @@ def table(r: dict) -> str:
               + ("" if r["fixed_bytes_per_request"] else " (none: every layer's cache grows)"),
               f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
-    lines += ["", f"weights ({r['weights']})".ljust(30) + f"{r['weight_bytes_total'] / GB:>16,.1f} GB"]
+    lines += ["", f"weights ({r['weights']})".ljust(30) + (
+        f"{r['weight_bytes_total'] / GB:>16,.1f} GB" if r["weights_unknown"] is None else
+        f"{'unknown':>16}: {r['weights_unknown']}")]
     if r["weight_bytes_checkpoint"] is not None:
         lines.append("  in the checkpoint's files".ljust(30) + f"{r['weight_bytes_checkpoint'] / GB:>16,.1f} GB "
                      f"({r['weight_bytes_checkpoint_source']})")
@@ -180,8 +210,9 @@ def table(r: dict) -> str:
         lines.append(f"WARNING: {r['weights_warning']}")
     lines.append("")
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
-    lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
-                 "(GB a GPU; reqs a decode unit holds; nodes decode + prefill at P:D)")
+    if r["weights_unknown"] is None:          # else nothing was placed
+        lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
+                     "(GB a GPU; reqs a decode unit holds; nodes decode + prefill at P:D)")
     for t, why in r["attention_tp_not_tried"].items():
         lines.append(f"  attention TP{t} not tried: it must be {why}")
     widths = [27, 7, 7, 6, 11, 5, 6, 7, 6]
@@ -223,13 +254,19 @@ def table(r: dict) -> str:
 
 
 def cost_lines(r: dict) -> list[str]:
-    """Each plan's cost at ``usd_per_gpu_hour``, as chapter 13 prices a fleet (``calc.cost``)."""
-    out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (every GPU paid; output tokens at the bandwidth bound):"]
-    widths = [27, 7, 12, 14]
-    out.append("  " + _row(["placement", "GPUs", "$ an hour", "$ per M tokens"], widths))
+    """Each plan's cost at ``usd_per_gpu_hour``, as chapter 13 prices a fleet (``calc.cost``): with
+    prefill nodes at the article's P:D ratio, as the plan counts them, and sized by work."""
+    out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (every GPU paid; output tokens at the bandwidth bound)",
+           "  prefill nodes at the P:D ratio, as planned, then sized by the prompt tokens (work); "
+           "$/M out: a million output tokens"]
+    widths = [27, 8, 9, 9, 9, 9, 9]
+    out.append("  " + _row(["placement", "P:D GPUs", "$ an hour", "$/M out", "work GPUs", "$ an hour",
+                            "$/M out"], widths))
     for p in r["plans"]:
         out.append("  " + _row([p["placement"], f"{p['gpus']:,}", f"{p['usd_per_hour']:,.0f}",
-                                f"{p['usd_per_million_output_tokens']:,.2f}"], widths))
+                                f"{p['usd_per_million_output_tokens']:,.2f}", f"{p['gpus_by_work']:,}",
+                                f"{p['usd_per_hour_prefill_by_work']:,.0f}",
+                                f"{p['usd_per_million_output_tokens_prefill_by_work']:,.2f}"], widths))
     return out
 
 
