@@ -45,13 +45,18 @@ def corpus_path(name: str) -> Path | None:
     return path if path and path.is_file() else None
 
 
+def corpus_names() -> list[str]:
+    """Every config of AIConfigurator's corpus (``Org--Model``), its quantisation side files left out;
+    none when it is not installed."""
+    folder = _corpus()
+    return sorted(p.name.removesuffix("_config.json") for p in folder.glob("*_config.json")
+                  if not p.name.endswith("_hf_quant_config.json")) if folder else []
+
+
 def near_misses(name: str, n: int = 3) -> list[str]:
     """Registry ids and corpus names that ``name`` nearly spells: the same letters and digits in any
     case (``qwen3-32b`` for ``Qwen--Qwen3-32B``), else the closest by difflib."""
-    folder = _corpus()
-    corpus = [p.name.removesuffix("_config.json") for p in folder.glob("*_config.json")
-              if not p.name.endswith("_hf_quant_config.json")] if folder else []
-    names = sorted({*model_ids(include_reference=True), *corpus})
+    names = sorted({*model_ids(include_reference=True), *corpus_names()})
 
     def key(s):
         return "".join(ch for ch in s.lower() if ch.isalnum())
