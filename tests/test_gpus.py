@@ -12,6 +12,16 @@ from twopaths.specs.serving import assumptions
 ADDED = ("gb200", "gb300", "mi300x", "mi355x")
 
 
+@pytest.fixture(autouse=True)
+def registry_untouched():
+    """A corpus model the plan command resolves (Qwen--Qwen3-32B) leaves with the test: other test
+    modules count the registry's entries."""
+    models = set(specs._model_files())
+    yield
+    for key in set(specs._model_files()) - models:
+        del specs._model_files()[key]
+
+
 @pytest.mark.parametrize("gpu_id", ADDED)
 def test_entry_loads_with_sources(gpu_id):
     g = specs.gpu(gpu_id)
@@ -62,3 +72,115 @@ def test_more_memory_means_fewer_nodes():
     assert big.nodes < small.nodes
     mi = fleet.plan("deepseek-v4-pro", "mi300x", a, work)
     assert mi.decode.usable == 206141652992
+
+
+# The five parts added for practitioners, each figure typed by hand from the datasheet its entry
+# names (per-direction link rates: half the bidirectional figure a datasheet prints). fp8 None: the
+# part has no FP8 tensor cores.
+PRACTITIONER = {
+    # id: (HBM bytes, HBM bytes/s, dense BF16, dense FP8, link a direction, device bytes, GPUs a node, scale-up)
+    "a100-40gb": (40e9, 1555e9, 312e12, None, 300e9, 40960 * 2**20, 8, "fabric"),
+    "a100-80gb": (80e9, 2039e9, 312e12, None, 300e9, 81920 * 2**20, 8, "fabric"),
+    "l40s": (48e9, 864e9, 362.05e12, 733e12, 32e9, 46068 * 2**20, 8, "pcie"),
+    "h20": (96e9, 4.0e12, 148e12, 296e12, 450e9, 96e9, 8, "fabric"),
+    "mi325x": (256e9, 6.0e12, 1307.4e12, 2614.9e12, 448e9, 256e9, 8, "fabric"),
+}
+
+
+@pytest.mark.parametrize("gpu_id", PRACTITIONER)
+def test_practitioner_gpus_carry_their_datasheet_figures(gpu_id):
+    hbm, bw, bf16, fp8, link, device, per_node, scale_up = PRACTITIONER[gpu_id]
+    g = specs.gpu(gpu_id)
+    assert (g.hbm_bytes, g.hbm_bandwidth, g.bf16_flops, g.fp8_flops) == (hbm, bw, bf16, fp8)
+    assert (g.nvlink_bandwidth, g.device_bytes, g.gpus_per_node, g.scale_up) == (link, device, per_node, scale_up)
+    assert g.name and g.source and g.alternatives and g.device_source and g.node_source
+    assert "FP4" in g.source                                # none of the five has FP4; the source says so
+    assert "dense" in g.source and ("sparsity" in g.source or "sparse" in g.source or gpu_id == "h20")
+    assert 0.9 < g.device_bytes / g.hbm_bytes < 1.1
+
+
+def test_weak_figures_say_so():
+    # The H20 has no public NVIDIA datasheet, the L40S's node size and NIC come from no reference
+    # design, the MI325X's per-link rate is the MI300X's: each entry says which.
+    assert specs.gpu("h20").source.startswith("weak")
+    assert "weak" in specs.gpu("h20").node_source and "weak" in specs.gpu("l40s").node_source
+    assert "weakly sourced" in specs.gpu("l40s").source and "weak" in specs.gpu("mi325x").source
+    assert "none found" in specs.gpu("h20").device_source and "none found" in specs.gpu("mi325x").device_source
+
+
+@pytest.mark.parametrize("gpu_id", ["l40s", "h20", "mi325x"])
+def test_dense_fp8_doubles_bf16_where_there_is_fp8(gpu_id):
+    # The L40S datasheet's own table is 1.2% off a doubling (BF16 362.05, sparse 733; FP8 733): its
+    # figures are kept as printed, and a sparse figure typed in for a dense one (2x) still fails.
+    g = specs.gpu(gpu_id)
+    assert g.flops("fp8") == g.fp8_flops == pytest.approx(2 * g.flops("bf16"), rel=0.015)
+
+
+@pytest.mark.parametrize("gpu_id", ["a100-40gb", "a100-80gb"])
+def test_a_format_a_gpu_lacks_is_refused_by_name(gpu_id, raises_param):
+    from twopaths.calc import prefill
+    g = specs.gpu(gpu_id)
+    assert g.flops("bf16") == 312e12
+    err = raises_param("dtype", g.flops, "fp8")
+    assert g.name in str(err) and gpu_id in str(err) and "bf16" in err.allowed
+    # A bound that reads the FP8 rate refuses it too, never dividing by 0 or None ...
+    raises_param("dtype", prefill.ttft_bound, "deepseek-v4-pro", gpu_id, 1000, 8)
+    # ... and one that asks for BF16 is priced at the BF16 rate.
+    t = prefill.ttft_bound("deepseek-v4-pro", gpu_id, 1000, 8, dtype="bf16")
+    assert t == prefill.time_bound(prefill.matmul_flops(prefill._activated("deepseek-v4-pro", "stated"), 1000),
+                                   8, 312e12)
+
+
+def _plan_json(capsys, *argv) -> dict:
+    import json
+    from twopaths import plan as cli
+    status = cli.main([*argv, "--format", "json"])
+    out = capsys.readouterr().out
+    assert status == 0
+    return json.loads(out)
+
+
+@pytest.mark.parametrize("gpu_id", PRACTITIONER)
+def test_the_plan_command_takes_each_new_gpu(capsys, gpu_id):
+    r = _plan_json(capsys, "Qwen--Qwen3-32B", "--gpu", gpu_id, "--context", "32K", "--concurrency", "1000")
+    assert r["gpu"] == gpu_id and r["best"] is not None and r["plans"]
+    assert r["scale_up"] == PRACTITIONER[gpu_id][7]
+    for p in r["placements"]:                               # every placement shown fits its GPU
+        assert p["used_bytes_per_gpu"] <= p["usable_bytes"]
+
+
+def test_qwen3_32b_fits_one_a100_80gb(capsys):
+    # 65.5 GB of BF16 weights and one 32K-token request (8.4 GB) fit the 85.9 GB the driver
+    # exposes; the 40 GB part needs two GPUs at least.
+    big = _plan_json(capsys, "Qwen--Qwen3-32B", "--gpu", "a100-80gb", "--context", "32K", "--concurrency", "1000")
+    assert "dense, one GPU" in {p["placement"] for p in big["plans"]}
+    small = _plan_json(capsys, "Qwen--Qwen3-32B", "--gpu", "a100-40gb", "--context", "32K", "--concurrency", "1000")
+    assert "dense, one GPU" not in {p["placement"] for p in small["plans"]}
+
+
+def test_a_pcie_node_is_no_nvlink_domain(capsys):
+    from twopaths.calc import all_to_all
+    from twopaths.views import plan_report
+    l40s, h200 = specs.gpu("l40s"), specs.gpu("h200")
+    # Within a node the all-to-all moves no more than the GPUs' own link carries: PCIe Gen4 x16,
+    # 32 GB/s a direction, below DeepEP's EP8 row (98 / 127 GB/s on NVLink, scaled to the NIC) ...
+    assert all_to_all.bandwidths(8, 8, l40s) == (32e9, 32e9)
+    # ... while an NVLink node keeps the measured row, and across nodes the NIC rules either way.
+    assert all_to_all.bandwidths(8, 8, h200) == (98e9, 127e9)
+    assert all_to_all.bandwidths(16, 8, l40s) == pytest.approx((63e9 / 2, 74e9 / 2))
+    # DCP's merge goes over the same 32 GB/s, and the table says the node is PCIe alone.
+    a, work = assumptions("book"), fleet.workload(1000, 32_000)
+    p = fleet.plan(_registered_qwen(), "l40s", a, work)
+    from twopaths.calc import decode
+    assert decode.plan_step(p).link_bandwidth == 32e9
+    r = _plan_json(capsys, "Qwen--Qwen3-32B", "--gpu", "l40s", "--context", "32K", "--concurrency", "1000")
+    assert (r["scale_up"], r["scale_up_bandwidth"]) == ("pcie", 32e9)
+    text = plan_report.table(r)
+    assert "has no NVLink" in text and "32 GB/s a direction" in text
+    assert "has no NVLink" not in plan_report.table(
+        _plan_json(capsys, "Qwen--Qwen3-32B", "--gpu", "a100-80gb", "--context", "32K", "--concurrency", "1000"))
+
+
+def _registered_qwen() -> str:
+    from twopaths.specs.lookup import resolve_model
+    return resolve_model("Qwen--Qwen3-32B")

@@ -33,7 +33,12 @@ def test_bad_names(raises_param):
 def test_gpus_name_their_sources():
     for g in specs.gpu_ids():
         spec = specs.gpu(g)
-        assert spec.hbm_bytes > 50e9 and spec.hbm_bandwidth > 1e12 and spec.source
+        # Floors and ceilings a real accelerator sits within, wide enough for a 40 GB A100 and the
+        # L40S's 864 GB/s of GDDR6 (the old floors, 50 GB and 1 TB/s, refused both), narrow enough
+        # to catch a unit slip: GiB typed as MiB or TB/s as GB/s lands a factor of 1,000 outside.
+        assert 16e9 <= spec.hbm_bytes <= 1e12, g
+        assert 300e9 <= spec.hbm_bandwidth <= 20e12, g
+        assert spec.source, g
     assert specs.gpu("h200").hbm_bytes == 141e9
     assert specs.gpu("b300").hbm_bytes == 288e9
 

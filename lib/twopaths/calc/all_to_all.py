@@ -15,7 +15,8 @@ over the bandwidth DeepEP's low-latency kernels reach at the unit's EP size (``s
 measured at 128 tokens a GPU, where the bytes over that bandwidth give the latency the table
 prints), scaled by the GPU's NIC against the H800's 400 Gb/s one. An EP size between two measured
 rows takes the larger row's (slower) bandwidth, one past 256 the 256 row's. A unit within one node
-moves its tokens over NVLink at the EP8 row's bandwidth.
+moves its tokens over NVLink at the EP8 row's bandwidth, at most the GPU's own link between the
+GPUs of a node (``nvlink_bandwidth``: an L40S node has PCIe alone, 32 GB/s a direction).
 
 This is a bandwidth bound, like the rest of ``calc.decode``: at a few tokens a GPU the kernels'
 fixed latency (tens of microseconds) dominates and is not in it, and an engine that overlaps the
@@ -84,7 +85,12 @@ def bandwidths(ep: int, gpus_per_node: int, gpu: GPUSpec) -> tuple[float, float]
     else:
         row = d["rows"][sizes[min(bisect.bisect_left(sizes, ep), len(sizes) - 1)]]
     scale = gpu.scale_out_bandwidth / d["nic_bandwidth"]
-    return row[1] * 1e9 * scale, row[3] * 1e9 * scale
+    dispatch, combine = row[1] * 1e9 * scale, row[3] * 1e9 * scale
+    if ep <= gpus_per_node:      # within a node no more than the link between its GPUs carries
+        # (a PCIe-only node's 32 GB/s, specs.GPUSpec.scale_up; an NVLink or Infinity Fabric
+        # node's link is faster than any row, so the cap leaves it as measured)
+        dispatch, combine = min(dispatch, gpu.nvlink_bandwidth), min(combine, gpu.nvlink_bandwidth)
+    return dispatch, combine
 
 
 def moe_layers(model: str) -> int:

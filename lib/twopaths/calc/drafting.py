@@ -87,7 +87,7 @@ class DraftCosts:
 
 
 def _roofline(nbytes: float, weight_flops: float, attn_flops: float, gpu: GPUSpec) -> float:
-    return max(float(step_time(nbytes, 0.0, gpu.hbm_bandwidth)), weight_flops / gpu.fp8_flops + attn_flops / gpu.bf16_flops)
+    return max(float(step_time(nbytes, 0.0, gpu.hbm_bandwidth)), weight_flops / gpu.flops("fp8") + attn_flops / gpu.flops("bf16"))
 
 
 def draft_costs(model_id: str, context: int, kv_dtype=None) -> DraftCosts:

@@ -53,8 +53,7 @@ def _activated(model: str, basis: str) -> float:
 
 def _rate(gpu: str, dtype: str) -> float:
     check_choice("dtype", dtype, DTYPES)
-    g = gpu_spec(gpu)
-    return g.fp8_flops if dtype == "fp8" else g.bf16_flops
+    return gpu_spec(gpu).flops(dtype)     # a format the GPU lacks (an A100's FP8) is refused by name
 
 
 def ttft_bound(model: str, gpu: str, tokens: int, gpus: int, *, basis: str = "stated",

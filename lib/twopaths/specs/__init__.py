@@ -72,8 +72,8 @@ class GPUSpec:
     hbm_bytes: float
     hbm_bandwidth: float
     bf16_flops: float
-    fp8_flops: float
-    nvlink_bandwidth: float
+    fp8_flops: float | None             # None: no FP8 tensor cores (an A100); ``flops("fp8")`` refuses it
+    nvlink_bandwidth: float             # per direction, between the GPUs of a node (over PCIe where scale_up is "pcie")
     source: str
     alternatives: str = ""
     device_bytes: float | None = None    # what the driver exposes (nvidia-smi memory.total)
@@ -81,6 +81,19 @@ class GPUSpec:
     scale_out_bandwidth: float = 50e9    # per direction to other nodes; a GPU given without it: one 400 Gb/s NIC
     gpus_per_node: int | None = None     # in the server the spec sheet names (HGX H200, DGX B300)
     node_source: str = ""
+    scale_up: str = "fabric"             # what joins a node's GPUs: "fabric" (NVLink, Infinity Fabric) or "pcie"
+
+    def flops(self, fmt: str) -> float:
+        """Dense FLOP/s in ``fmt`` ("bf16" or "fp8"); a format this GPU has no tensor-core rate for
+        (``fp8_flops`` null in gpus.yaml, an A100's) is a ``ParameterError`` naming the GPU and the
+        format, never 0 or NaN, so no bound divides by a rate the part does not have."""
+        check_choice("dtype", fmt, ("bf16", "fp8"))
+        rate = getattr(self, f"{fmt}_flops")
+        if rate is None:
+            raise ParameterError("dtype", fmt, f"a format {self.name} ({self.id}) has tensor cores for: "
+                                 + ", ".join(f for f in ("bf16", "fp8") if getattr(self, f"{f}_flops") is not None)
+                                 + f" (specs/gpus.yaml gives no {fmt}_flops for it)")
+        return rate
 
 
 @cache
@@ -204,8 +217,9 @@ def add_gpu(gpu_id: str, fields: Mapping) -> str:
 def gpu(gpu_id: str) -> GPUSpec:
     check_choice("gpu", gpu_id, gpu_ids())
     d = dict(_gpus()[gpu_id])
-    as_is = ("name", "source", "alternatives", "device_source", "gpus_per_node", "node_source")
-    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in as_is else v) for k, v in d.items()})
+    as_is = ("name", "source", "alternatives", "device_source", "gpus_per_node", "node_source", "scale_up")
+    check_choice(f"gpus.yaml {gpu_id}.scale_up", d.get("scale_up", "fabric"), ("fabric", "pcie"))
+    return GPUSpec(id=gpu_id, **{k: (float(v) if k not in as_is and v is not None else v) for k, v in d.items()})
 
 
 from .from_config import from_config  # noqa: E402  (it builds the dataclasses above)

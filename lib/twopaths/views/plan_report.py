@@ -125,6 +125,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
     shipped = shipped_state_dtype(spec)
     cache = {
         "model": model, "model_name": spec.name, "gpu": g.id, "gpu_name": g.name,
+        # what joins a node's GPUs: a PCIe-only part (an L40S) is no NVLink domain (specs.GPUSpec.scale_up)
+        "scale_up": g.scale_up, "scale_up_bandwidth": g.nvlink_bandwidth,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident, "turns_per_s": work.turns_per_s,
                      "prompt_tokens_per_turn": a.prompt_tokens_per_turn,
@@ -187,6 +189,11 @@ def table(r: dict) -> str:
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
+    if r.get("scale_up") == "pcie":
+        lines.append(f"NOTE: {r['gpu_name']} has no NVLink: a node's GPUs share PCIe, "
+                     f"{r['scale_up_bandwidth'] / GB:g} GB/s a direction, which DCP's merge and the all-to-all "
+                     "within a node are priced at; attention TP's all-reduces are left out of every bound, "
+                     "which understates a PCIe node's decode step more than an NVLink node's")
     if r["mha_by_default"]:
         lines.append("NOTE: the config gives no num_key_value_heads, so each query head keeps its own K/V "
                      "(MHA, transformers' default)")
