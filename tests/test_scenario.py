@@ -83,3 +83,15 @@ def test_cache_path_reads_the_cache_groups():
     need.module("aiconfigurator_core")
     gpt = resolve_model("openai--gpt-oss-20b")
     assert "a sliding window in 12 of 24 layers and every token in 12" in scenario.cache_path(gpt)
+
+
+def test_a_mamba_hybrids_ffn_blocks_keep_no_cache():
+    """Nemotron 3 Nano's pattern MEMEM*E...: 23 Mamba-2 layers (M), 6 attention layers (*) and 23 MoE
+    blocks (E) that keep nothing; the 52 are not 23 with a state and 29 with every token."""
+    need.module("aiconfigurator_core")
+    from twopaths.specs.lookup import resolve_model
+    nano = resolve_model("nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16")
+    pattern = specs.model(nano).config["hybrid_override_pattern"]
+    assert (pattern.count("M"), pattern.count("*"), pattern.count("E"), len(pattern)) == (23, 6, 23, 52)
+    assert scenario.cache_path(nano).endswith(
+        "keeps a fixed state in 23 of 52 layers and every token in 6 (its other 23 keep none): K3's path")

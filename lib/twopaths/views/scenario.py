@@ -112,13 +112,16 @@ def cache_path(model: str) -> str:
     for g in spec.attention:
         layers[g.kind] = layers.get(g.kind, 0) + g.layers
     name, total = model_name(model), spec.layers
+    # the layers that keep every token: the groups that are neither a state, a window nor indexer keys
+    tokens = sum(n for kind, n in layers.items() if kind not in ("kda", "window", "indexer", "compressed"))
     if layers.get("kda"):
+        none = total - layers["kda"] - tokens      # a Mamba hybrid's FFN-only blocks keep no cache
         return (f"{name} keeps a fixed state in {layers['kda']} of {total} layers and every token in "
-                f"{total - layers['kda']}: K3's path")
+                f"{tokens}" + (f" (its other {none} keep none)" if none else "") + ": K3's path")
     if layers.get("compressed"):
         return (f"{name} keeps compressed entries in {layers['compressed']} of {total} layers, beside a "
                 "sliding window in each: V4's path")
     if layers.get("window"):
         return (f"{name} keeps a sliding window in {layers['window']} of {total} layers and every token "
-                f"in {total - layers['window']}: neither path, a window")
+                f"in {tokens}: neither path, a window")
     return f"{name} keeps every token in all {total} layers: neither path"
