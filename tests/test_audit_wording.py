@@ -28,7 +28,7 @@ def test_figures_that_are_not_sizes_are_words():
     assert shown.fmt(1.0, "statement") == "true" and shown.fmt(0.0, "statement") == "false"
     assert shown.fmt(0, "requests") == "none fit (0 requests)"
     assert shown.fmt(67.0, "GB") == "67 GB" and shown.fmt(145, "units") == "145 units"
-    assert shown.fmt(-5.0, "number") == "-5 number" and shown.fmt(math.inf, "M tokens") == "∞ M tokens"
+    assert shown.fmt(-5.0, "number") == "-5" and shown.fmt(math.inf, "M tokens") == "∞ M tokens"
     assert shown.fmt(None, "GB") == "-"
 
 

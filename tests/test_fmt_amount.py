@@ -20,3 +20,15 @@ def test_fmt_bytes_decimal_and_binary():
     assert fmt_bytes(61_440, "kB") == "61.4 kB"
     assert fmt_bytes(61_440, "kB", 2) == "61.44 kB"
     assert fmt_bytes(61_440, "KiB", 2) == "60.00 KiB"
+
+
+@pytest.mark.parametrize("value, unit, text", [
+    (32_489, "count", "32,489"), (4, "number", "4"),              # a bare count has no unit word
+    (1, "experts", "1 expert"), (1.0, "entries", "1 entry"), (2, "experts", "2 experts"),
+    (32_489.4, "GB", "32,489 GB"), (1234.5, "x", "1,234 x"), (12.345, "%", "12.35 %"),
+    (0.0000123, "GB", "0.00001230 GB"), (0, "s", "0 s"), (float("inf"), "M tokens", "∞ M tokens"),
+    (-3184.2, "%", "-3,184 %"),
+])
+def test_a_quantity_reads_as_prose_never_in_e_notation(value, unit, text):
+    from twopaths.calc.units import quantity
+    assert quantity(value, unit) == text

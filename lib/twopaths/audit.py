@@ -25,6 +25,7 @@ import sys
 import textwrap
 from collections import Counter
 
+from .calc.units import quantity
 from .claims import topics
 from .claims.audit import CATEGORIES, JUDGMENTS, as_dicts, audit
 from .errors import ParameterError, check_list
@@ -36,7 +37,7 @@ VERDICTS = dict(zip(("wrong", "article-inputs", "depends", "slip", "holds", "con
 def _num(x, unit: str) -> str:
     if unit == "statement" and x is not None:     # a claim without a figure: 1 true, 0 false
         return "true" if x == 1 else "false"
-    return "-" if x is None else f"{x:,.4g} {unit}"
+    return "-" if x is None else quantity(x, unit)
 
 
 def block(r, width: int) -> str:

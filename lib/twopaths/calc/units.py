@@ -32,3 +32,29 @@ def fmt_amount(value: float, unit: str, digits: int = 2) -> str:
     if value and abs(value) < 1:
         digits = max(digits, 2 - math.floor(math.log10(abs(value))))
     return f"{value:,.{digits}f} {unit}"
+
+
+# units that only say "a number of things": the number alone reads better ("4", not "4 count")
+BARE = ("count", "number")
+# count nouns written in the plural: one of them is singular ("1 expert", "1 entry")
+SINGULAR = {"experts": "expert", "layers": "layer", "nodes": "node", "GPUs": "GPU", "dims": "dim",
+            "entries": "entry", "requests": "request", "heads": "head", "units": "unit",
+            "tokens": "token", "points": "point", "K entries": "K entry"}
+
+
+def quantity(value: float, unit: str) -> str:
+    """A figure with its unit as prose prints it: thousands separated at and past 10,000 (32,489,
+    never 3.249e+04), four significant digits below and never in e-notation (0.0000123), a count
+    noun singular for one, and no unit word for a bare count."""
+    value = float(value)
+    if math.isinf(value):
+        number = f"{'-' if value < 0 else ''}∞"
+    elif abs(value) >= 1e4 or value == 0:
+        number = f"{value:,.0f}"
+    else:
+        number = f"{value:,.4g}"
+        if "e" in number:        # below 1e-4: as many decimals as four significant digits need
+            number = f"{value:,.{3 - math.floor(math.log10(abs(value)))}f}"
+    if unit in BARE:
+        return number
+    return f"{number} {SINGULAR.get(unit, unit) if number == '1' else unit}"

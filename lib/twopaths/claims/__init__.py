@@ -42,7 +42,7 @@ from pathlib import Path
 
 import yaml
 
-from ..calc.units import UNITS
+from ..calc.units import UNITS, quantity
 from ..errors import check_choice
 
 HERE = Path(__file__).parent
@@ -264,18 +264,18 @@ def judge(claim: Claim, recomputed_si: float) -> Verdict:
         return Verdict(claim, value, "matches", "")
     if found == "wrong direction":
         need, _ = _directions(claim)
-        return Verdict(claim, value, found, f"recomputed {value:,.4g} {unit}: a count capacity needs "
+        return Verdict(claim, value, found, f"recomputed {quantity(value, unit)}: a count capacity needs "
                                             f"rounded {need}, to {needed(claim, value):,}")
     if one_safe_unit(claim, value):
-        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}: the count needed is "
+        return Verdict(claim, value, "rounding", f"recomputed {quantity(value, unit)}: the count needed is "
                                                  f"{needed(claim, value):,}, one fewer than printed"
-                       if unit in MACHINE_UNITS else f"recomputed {value:,.4g} {unit}: {needed(claim, value):,} "
+                       if unit in MACHINE_UNITS else f"recomputed {quantity(value, unit)}: {needed(claim, value):,} "
                                                      f"fit, one more than printed")
     binary = BINARY_OF.get(unit)
     if binary and rounds_to(claim.stated, recomputed_si / UNITS[binary]):
         return Verdict(claim, value, "unit slip",
-                       f"{claim.stated} is the value in {binary}; in {unit} it is {value:,.4g}")
+                       f"{claim.stated} is the value in {binary}; in {unit} it is {quantity(value, 'number')}")
     if rounding_slip(claim, value):
         how = "which it truncates" if _truncates(claim, value) else "within one unit of its last digit and 1%"
-        return Verdict(claim, value, "rounding", f"recomputed {value:,.4g} {unit}, {how}")
-    return Verdict(claim, value, "differs", f"recomputed {value:,.4g} {unit}")
+        return Verdict(claim, value, "rounding", f"recomputed {quantity(value, unit)}, {how}")
+    return Verdict(claim, value, "differs", f"recomputed {quantity(value, unit)}")

@@ -42,6 +42,7 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Callable
 
+from ..calc.units import quantity
 from . import (CAPACITY_UNITS, EXACT_UNITS, MACHINE_UNITS, Claim, all_claims, judge, last_digit, needed, rounding_slip,
                within_policy)
 
@@ -188,7 +189,7 @@ def sources(claim: Claim, serving: bool = False) -> str:
 
 def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
     if found.verdict == "matches":
-        return Judgment("holds", f"recomputed {found.recomputed:,.4g} {claim.unit} from {c.basis}")
+        return Judgment("holds", f"recomputed {quantity(found.recomputed, claim.unit)} from {c.basis}")
     if found.verdict == "rounding" and c.reason == "unit slip":
         found = _as_differs(found)      # the check knows the cause: the unit, not the rounding
     if found.verdict in ("unit slip", "rounding"):
@@ -210,7 +211,7 @@ def _arithmetic(claim: Claim, c: Check, found) -> Judgment:
 def _as_differs(found):
     """A verdict judged "rounding" where the check names the cause: a plain difference."""
     return dataclasses.replace(found, verdict="differs",
-                               note=f"recomputed {found.recomputed:,.4g} {found.claim.unit}")
+                               note=f"recomputed {quantity(found.recomputed, found.claim.unit)}")
 
 
 def _carried(claim: Claim, c: Check, found) -> str:
@@ -226,9 +227,9 @@ def _carried(claim: Claim, c: Check, found) -> str:
               f"{_wrongly_rounded(claim)}), the need is {need:,} {claim.unit}")
     if own.verdict == "matches":      # this step's own arithmetic is exact: it only carries the error
         return (f"carried rounding: from the article's own earlier counts this step gives "
-                f"{own.recomputed:,.4g} {claim.unit} exactly; {before}")
+                f"{quantity(own.recomputed, claim.unit)} exactly; {before}")
     return (f"rounding direction: from the article's own earlier counts this step needs "
-            f"{own.recomputed:,.4g} {claim.unit}, which it rounds the wrong way; {before}")
+            f"{quantity(own.recomputed, claim.unit)}, which it rounds the wrong way; {before}")
 
 
 def _wrongly_rounded(claim: Claim) -> str:
@@ -268,7 +269,7 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
         alt = _fact(fact_id)
         values = tuple((o.id, v, within_policy(claim, v) == "matches" or same_as_inputs(v))
                        for o in alt.options for v in [_in_unit(claim, fn(o.id))])
-        said = "; ".join(f"{v:,.4g} {claim.unit} with {o.label} ({o.source})"
+        said = "; ".join(f"{quantity(v, claim.unit)} with {o.label} ({o.source})"
                          for (_, v, _), o in zip(values, alt.options))
         held = {ok for _, _, ok in values}
         status = "depends" if len(held) == 2 else ("holds" if held == {True} else "fails")
@@ -281,26 +282,26 @@ def _inputs(claim: Claim, c: Check, public: float | None, recomputed: float,
         same = abs(public - recomputed) <= 0.5 * last_digit(claim.stated) or public == recomputed
         verb = "holds" if same else "fails"
         return Judgment(verb, f"for the quantity the claim names the article's inputs give "
-                              f"{recomputed:,.4g} {claim.unit} and the released configs {public:,.4g} "
+                              f"{quantity(recomputed, claim.unit)} and the released configs {quantity(public, claim.unit)} "
                               f"({src})"), ()
     if claim.unit == "statement":      # a claim without a figure: its source bears it out or not
         verb = "holds" if public == claim.value else "fails"
         return Judgment(verb, f"its source {'bears it out' if verb == 'holds' else 'does not bear it out'} "
                               f"({src})"), ()
     if within_policy(claim, public) == "matches":
-        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit} ({src})"), ()
+        return Judgment("holds", f"the released configs give {quantity(public, claim.unit)} ({src})"), ()
     if same_as_inputs(public):
-        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit}, what the article's own "
+        return Judgment("holds", f"the released configs give {quantity(public, claim.unit)}, what the article's own "
                                  f"inputs give: what separates {claim.stated} from it is the arithmetic's ({src})"), ()
     spread = _input_precision(claim)
     if spread is not None and abs(public - claim.value) <= spread * abs(claim.value):
-        return Judgment("holds", f"the released configs give {public:,.4g} {claim.unit}, within the "
+        return Judgment("holds", f"the released configs give {quantity(public, claim.unit)}, within the "
                                  f"{100 * spread:.3g}% its inputs carry: each holds to the digits it "
                                  f"prints, and the figure follows from them ({src})"), ()
     if rounding_slip(claim, public):
-        return Judgment("slip", f"rounding: the released configs give {public:,.4g} {claim.unit}, "
+        return Judgment("slip", f"rounding: the released configs give {quantity(public, claim.unit)}, "
                                 f"which {claim.stated} truncates or rounds twice ({src})"), ()
-    return Judgment("fails", f"the released configs give {public:,.4g} {claim.unit}, not "
+    return Judgment("fails", f"the released configs give {quantity(public, claim.unit)}, not "
                              f"{claim.stated} ({src})"), ()
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from IPython.display import Markdown
 
+from ..calc.units import quantity
 from ..claims.audit import Row
 from ..machinery.report import markdown_table
 
@@ -44,9 +45,7 @@ def fmt(value, unit: str) -> str:
         if unit in SIZES:
             return f"does not fit ({fmt(-value, unit)} short)"
         return "no valid plan" if unit in MACHINES else "none fit (0 requests)"
-    if isinstance(value, float) and math.isinf(value):
-        return f"{'-' if value < 0 else ''}∞ {unit}"
-    return f"{value:,.0f} {unit}" if abs(value) >= 1e4 else f"{value:,.4g} {unit}"
+    return quantity(value, unit)
 
 
 def printed(r: Row) -> str:
