@@ -189,7 +189,7 @@ def table(r: dict) -> str:
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
-    if r.get("scale_up") == "pcie":
+    if r["scale_up"] == "pcie":
         lines.append(f"NOTE: {r['gpu_name']} has no NVLink: a node's GPUs share PCIe, "
                      f"{r['scale_up_bandwidth'] / GB:g} GB/s a direction, which DCP's merge and the all-to-all "
                      "within a node are priced at; attention TP's all-reduces are left out of every bound, "
