@@ -61,3 +61,45 @@ def test_bibliography_titles_keep_their_case(title):
     from pybtex.style.formatting.alpha import Style
 
     assert Style().format_title(entry, "title").format_data({"entry": entry}).render_as("text") != f"{title}."
+
+
+def _doc_with(*children, output=True):
+    doc = new_document("test")
+    section = nodes.section()
+    holder = nodes.container(classes=["cell_output"] if output else [])
+    holder.extend(children)
+    section += holder
+    doc += section
+    return doc
+
+
+def _table():
+    table, group = nodes.table(), nodes.tgroup(cols=1)
+    group += nodes.colspec(colwidth=1)
+    table += group
+    return table
+
+
+def _bold(text):
+    # as MyST parses "**title**": a strong between two empty texts
+    return nodes.paragraph("", "", nodes.Text(""), nodes.strong(text, text), nodes.Text(""))
+
+
+def test_a_shown_tables_bold_title_becomes_its_numbered_caption():
+    table = _table()
+    doc = _doc_with(_bold("Nodes on H200"), table, nodes.paragraph("", "A note."))
+    assert sphinx_ext.caption_tables(doc) == 1
+    assert isinstance(table[0], nodes.title) and table[0].astext() == "Nodes on H200"
+    assert table["ids"]                                   # numfig numbers only tables with an id
+    assert [p.astext() for p in doc.findall(nodes.paragraph)] == ["A note."]
+
+
+@pytest.mark.parametrize("before, output", [
+    (lambda: _bold("Prose in bold"), False),             # a table of the prose, not of a cell's output
+    (lambda: nodes.paragraph("", "", nodes.Text("Some "), nodes.strong("words", "words")), True),
+    (lambda: nodes.paragraph("", "plain"), True),
+])
+def test_other_tables_are_left_as_they_are(before, output):
+    table = _table()
+    doc = _doc_with(before(), table, output=output)
+    assert sphinx_ext.caption_tables(doc) == 0 and not table.next_node(nodes.title)

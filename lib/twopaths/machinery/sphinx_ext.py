@@ -59,6 +59,37 @@ def _index_in_navigation(app, doctree: nodes.document) -> None:
         raise ValueError(f"twopaths_index_in: got {caption!r}; allowed: the caption of a part in _toc.yml")
 
 
+def caption_tables(doctree: nodes.document) -> int:
+    """Give each table a chapter shows (``machinery.report.Table``: its title in bold, then the
+    table, in a cell's output) that title as its caption, so Sphinx numbers it, "Table 11.2", on
+    the site and in the PDF, and prose can cite it. The output stays plain Markdown, which Jupyter
+    renders as it is. Returns how many were captioned."""
+    done = 0
+    for table in list(doctree.findall(nodes.table)):
+        title = table.previous_sibling()
+        inside_output = any("cell_output" in p.get("classes", []) for p in _parents(table))
+        # MyST parses "**title**" as a strong between two empty texts
+        words = [c for c in title.children if c.astext().strip()] if isinstance(title, nodes.paragraph) else []
+        if (inside_output and len(words) == 1 and isinstance(words[0], nodes.strong)
+                and not table.next_node(nodes.title)):
+            table.insert(0, nodes.title("", "", *words[0].children))
+            title.parent.remove(title)
+            if not table["ids"]:
+                doctree.set_id(table)
+            done += 1
+    return done
+
+
+def _parents(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
+def _caption_tables(app, doctree: nodes.document) -> None:
+    caption_tables(doctree)
+
+
 class KeepCaseStyle(AlphaStyle):
     """pybtex's alpha style, titles in the case the .bib gives them."""
 
@@ -74,4 +105,5 @@ def setup(app):
     # Before Sphinx's toctree collector (priority 500) copies the root's toctrees into the navigation;
     # sphinx-external-toc has inserted them by then (a transform).
     app.connect("doctree-read", _index_in_navigation, priority=400)
+    app.connect("doctree-read", _caption_tables, priority=400)     # before numfig counts the tables
     return {"parallel_read_safe": True, "parallel_write_safe": True}
