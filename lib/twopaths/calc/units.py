@@ -55,6 +55,11 @@ def quantity(value: float, unit: str) -> str:
         number = f"{value:,.4g}"
         if "e" in number:        # below 1e-4: as many decimals as four significant digits need
             number = f"{value:,.{3 - math.floor(math.log10(abs(value)))}f}"
+    return with_unit(number, unit)
+
+
+def with_unit(number: str, unit: str) -> str:
+    """A number already written out, with its unit: singular for one, none for a bare count."""
     if unit in BARE:
         return number
     return f"{number} {SINGULAR.get(unit, unit) if number == '1' else unit}"

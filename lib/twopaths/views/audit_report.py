@@ -8,7 +8,7 @@ from collections import defaultdict
 
 from IPython.display import Markdown
 
-from ..calc.units import quantity
+from ..calc.units import quantity, with_unit
 from ..claims.audit import Row
 from ..machinery.report import markdown_table
 
@@ -57,7 +57,7 @@ def printed(r: Row) -> str:
         return fmt(float(r.stated), r.unit)
     sign = "-" if r.stated.startswith("-") else ""
     whole, _, frac = r.stated.lstrip("-").partition(".")
-    return f"{sign}{int(whole):,}{'.' + frac if frac else ''} {r.unit}"
+    return with_unit(f"{sign}{int(whole):,}{'.' + frac if frac else ''}", r.unit)
 
 
 def inputs_wrong(rows: list[Row]) -> list[Row]:
