@@ -241,6 +241,110 @@ def test_nemotron_h_schedule_errors_name_the_key():
                          {**qwen, "layers_block_type": ["mamba"] * 36}).value.name == "layers_block_type"
 
 
+STEP = "stepfun-ai--Step-3.7-Flash"
+
+
+def test_step3p7_cache_by_hand():
+    """Step-3.7-Flash: layer_types gives 12 full and 33 sliding-window layers (window 512), each with
+    8 KV heads of 128. A token adds K and V in the 12 full layers, 12 x 2 x 8 x 128 x 2 B = 49,152 B
+    (BF16); a sliding layer holds at most 512 entries of 8 x 2 x 128 values, 33 x 512 x 4,096 B =
+    69,206,016 B once 512 tokens are in, no fixed state beyond that."""
+    spec = specs.from_config(corpus() / f"{STEP}_config.json")
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 12), ("window", 33)]
+    assert kv.kv_bytes_per_token(spec, "bf16") == 49_152 and kv.kv_bytes_per_token(spec, "fp8") == 24_576
+    assert kv.fixed_bytes(spec, 4096, "bf16") == 69_206_016 and kv.fixed_bytes(spec, 100, "bf16") == 0
+    assert kv.request_kv_bytes(spec, 100, "bf16") == 100 * (49_152 + 33 * 4_096)
+    assert kv.request_kv_bytes(spec, 131_072, "bf16") == 69_206_016 + 131_072 * 49_152
+
+
+def _tiny_step3p7(**kw):
+    import transformers
+    return transformers.Step3p7TextConfig(**{
+        "vocab_size": 64, "hidden_size": 64, "num_hidden_layers": 5, "num_attention_heads": 4,
+        "num_sliding_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 32,
+        "moe_intermediate_size": 16, "share_expert_dim": 24, "n_routed_experts": 4, "num_experts_per_tok": 2,
+        "sliding_window": 4, "mlp_layer_types": ["dense", "dense", "sparse", "sparse", "sparse"],
+        "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "full_attention",
+                        "sliding_attention"], **kw})
+
+
+def test_step3p7_cache_and_counts_are_what_transformers_builds():
+    """A tiny Step3p7 text model (full, sliding, sliding, full, sliding; 6 query heads on the sliding
+    layers, 4 on the full ones) run on 7 tokens past a window of 4: its full layers cache K and V of
+    (batch, kv_heads, 7, head_dim), its sliding ones the last window - 1 = 3 tokens, to which the next
+    token's own entry is added, so it attends to 4: the book's window of 4 entries. Its parameters are
+    the book's count but for the routers' selection bias (a buffer there: 3 MoE layers x 4 experts)
+    and the output head (not in Step3p7TextModel; vocab x d, untied)."""
+    import transformers
+    cfg = _tiny_step3p7()
+    model = transformers.Step3p7TextModel(cfg).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(7)[None], use_cache=True).past_key_values
+    spec = specs.from_config(cfg.to_dict())
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 2), ("window", 3)]
+    for i, t in enumerate(cfg.layer_types):
+        keys = cache.layers[i].keys
+        assert keys.shape == (1, 2, 7 if t == "full_attention" else 3, 16)
+    entry = 2 * cache.layers[0].keys[0, :, 0].numel() * 2                 # K and V of one token, BF16
+    assert kv.layer_bytes(spec, "mha", 1, "bf16") == entry
+    assert kv.layer_bytes(spec, "window", 7, "bf16") == (cache.layers[1].keys.shape[2] + 1) * entry
+    hf = sum(p.numel() for p in model.parameters()) + 64 * 64
+    assert params.param_counts(spec).total - hf == 3 * 4
+
+
+def test_step3p7_counter_equals_transformers_modules():
+    """Step-3.7-Flash whole, as transformers' Step3p7TextModel builds it on the meta device (plus the
+    untied head): 195,844,508,736 parameters, of which the book counts 42 MoE layers x 288 selection
+    biases transformers keeps as buffers; about 10.35B active (8 of 288 experts and the shared one)."""
+    import transformers
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    spec = specs.from_config(c)
+    text = {k: v for k, v in c.items() if k not in ("model_type", "architectures", "quantization_config")}
+    with torch.device("meta"):
+        model = transformers.Step3p7TextModel(transformers.Step3p7TextConfig(**text))
+    hf = sum(p.numel() for p in model.parameters()) + c["vocab_size"] * c["hidden_size"]
+    counts = params.param_counts(spec)
+    assert counts.total - hf == 42 * 288 and counts.total == 195_844_508_736
+    assert counts.activated() == 10_347_744_320
+
+
+STEP3P7_BAD = [  # (a change to the corpus config, the key the error names)
+    ({"first_k_dense_replace": 4}, "first_k_dense_replace"),        # transformers' schedule gives 3
+    ({"moe_layers_enum": ",".join(map(str, range(5, 45)))}, "first_k_dense_replace"),
+    ({"mlp_layer_types": ["dense"] * 3 + ["moe"] * 42}, "mlp_layer_types"),
+    ({"attention_other_setting": {"num_attention_heads": 96, "head_dim": 64}}, "attention_other_setting.head_dim"),
+    ({"attention_other_setting": {"num_attention_heads": 96, "rope_theta": 1e4}},
+     "attention_other_setting.rope_theta"),
+    ({"moe_num_experts": 256}, "moe_num_experts"),                 # an alias that disagrees with num_experts
+    ({"attention_bias": True}, "attention_bias"),
+    ({"gating": False}, "gating"),
+    ({"use_head_wise_attn_gate": False}, "use_head_wise_attn_gate"),
+    ({"per_layer_config": {"1": {"num_attention_heads": 96}}}, "per_layer_config.1.num_attention_heads"),
+    ({"per_layer_config": {"1": {"head_dim": 64}}}, "per_layer_config.1.head_dim"),
+]
+
+
+@pytest.mark.parametrize("change,key", STEP3P7_BAD, ids=[k for _, k in STEP3P7_BAD])
+def test_step3p7_keys_it_cannot_price_are_refused(change, key):
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.from_config, {**c, **change}).value.name == key
+
+
+def test_step3p7_sliding_heads_and_hub_names():
+    """The hub config's names (moe_num_experts, moe_top_k, num_attention_groups, and the sliding
+    layers' 96 query heads in attention_other_setting) read as Step3p7TextConfig reads them."""
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    plain = specs.from_config(c)
+    del c["num_experts"], c["num_experts_per_tok"], c["num_key_value_heads"]
+    hub = {**c, "moe_num_experts": 288, "moe_top_k": 8, "num_attention_groups": 8,
+           "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                       "num_attention_groups": 8, "head_dim": 128, "true_head_dim": 128}}
+    spec = specs.from_config(hub)
+    assert spec.attention == plain.attention
+    # 33 sliding layers x 32 more query heads: q and o (2 x 4096 x 128 each) and the gate (4096 each)
+    assert spec.params_total - plain.params_total == 33 * 32 * (2 * 4096 * 128 + 4096)
+
+
 # What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
 # fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
 LABELS = {
@@ -256,6 +360,7 @@ LABELS = {
     "moonshotai--Kimi-K3": ["KDA state", "MLA latent"],
     "Qwen--Qwen3.5-397B-A17B": ["Gated DeltaNet state", "K/V heads"],
     "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["Mamba-2 state", "K/V heads"],
+    "stepfun-ai--Step-3.7-Flash": ["K/V heads", "sliding window"],
 }
 
 

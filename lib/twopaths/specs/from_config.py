@@ -351,6 +351,129 @@ def nemotron_h_groups(c: dict) -> list[CacheGroup]:
             + _group("mha", types.count("full_attention"), **_kv(r)))
 
 
+# Step3p7TextConfig's attribute_map: the hub configs' names for keys the book reads by their own names
+# (AIConfigurator's corpus also names the experts num_experts).
+STEP3P7_ALIASES = {"moe_num_experts": "n_routed_experts", "num_experts": "n_routed_experts",
+                   "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
+                   "num_attention_groups": "num_key_value_heads",
+                   "num_mtp_layers": "num_nextn_predict_layers"}
+
+
+def step3p7_keys(c: dict) -> dict:
+    """The config with each alias under the name the book reads; two names of one key that disagree
+    are refused (transformers would take one of them silently)."""
+    out = dict(c)
+    for key in set(STEP3P7_ALIASES.values()):
+        names = [key, *(a for a, k in STEP3P7_ALIASES.items() if k == key)]
+        given = {n: c[n] for n in names if c.get(n) is not None}
+        if len(set(map(repr, given.values()))) > 1:
+            alias = next(n for n in given if n != key)
+            raise ParameterError(alias, given[alias], "one value under all its names: "
+                                 + ", ".join(f"{n} {v}" for n, v in given.items()))
+        if given:
+            out[key] = next(iter(given.values()))
+    return out
+
+
+# Step-3.7's per-layer MLP kinds, as Step3p7TextConfig reads them: ``mlp_layer_types`` ("dense" or
+# "sparse" a layer), else the hub configs' ``moe_layers_enum`` (the MoE layers' indices), else every
+# layer from the fourth on is MoE (its default, whatever first_k_dense_replace says).
+STEP3P7_DENSE_DEFAULT = 3
+
+
+def step3p7_moe_layers(c: dict) -> list[bool]:
+    """Per layer, whether Step-3.7's block holds the MoE (else a dense SwiGLU). A stated
+    ``first_k_dense_replace`` (AIConfigurator's corpus gives one) must be the leading dense layers
+    the schedule gives: transformers ignores it, so a disagreeing one would be read two ways."""
+    r = Reader(c, "step3p7")
+    L = r.dim("num_hidden_layers")
+    if c.get("mlp_layer_types") is not None:
+        types = r.layer_list("mlp_layer_types")
+        if set(types) - {"dense", "sparse"}:
+            odd = sorted(set(types) - {"dense", "sparse"})
+            raise ParameterError("mlp_layer_types", odd, "'dense' or 'sparse' a layer")
+        moe = [t == "sparse" for t in types]
+    elif c.get("moe_layers_enum") is not None:
+        v = c["moe_layers_enum"]
+        items = v.split(",") if isinstance(v, str) else v
+        try:
+            listed = {int(i) for i in items if str(i).strip()}
+        except (TypeError, ValueError):
+            raise ParameterError("moe_layers_enum", v, "the MoE layers' indices (a list or a comma-separated "
+                                 "string)") from None
+        moe = [i in listed for i in range(L)]
+    else:
+        moe = [i >= STEP3P7_DENSE_DEFAULT for i in range(L)]
+    lead = next((i for i, m in enumerate(moe) if m), L)
+    if c.get("first_k_dense_replace") is not None and (c["first_k_dense_replace"] != lead or any(moe[:lead])
+                                                      or not all(moe[lead:])):
+        raise ParameterError("first_k_dense_replace", c["first_k_dense_replace"],
+                             f"{lead}, the dense layers the MLP schedule gives (every later layer MoE)")
+    return moe
+
+
+# The sliding layers' own attention settings in Step's hub configs (``attention_other_setting``): only
+# their query heads differ in transformers' Step3p7TextConfig, which reads nothing else from it; a
+# K/V geometry there unlike the full layers' would be the checkpoint's and not transformers', so refused.
+STEP3P7_OTHER = "attention_other_setting."
+STEP3P7_SAME = {"num_attention_groups": "num_key_value_heads", "head_dim": "head_dim",
+                "true_head_dim": "head_dim"}
+
+
+def step3p7_sliding_heads(c: dict) -> int:
+    """Query heads of Step-3.7's sliding-window layers: ``num_sliding_attention_heads``, else
+    ``attention_other_setting.num_attention_heads``, else the full layers' ``num_attention_heads``."""
+    r = Reader(c, "step3p7")
+    for key, same in STEP3P7_SAME.items():
+        if c.get(STEP3P7_OTHER + key) is not None and c[STEP3P7_OTHER + key] != r.dim(same):
+            raise ParameterError(STEP3P7_OTHER + key, c[STEP3P7_OTHER + key],
+                                 f"{same} ({c.get(same)}): the sliding layers' K/V as the full layers'")
+    known = {STEP3P7_OTHER + k for k in (*STEP3P7_SAME, "num_attention_heads", "attention_type")}
+    odd = sorted(k for k in c if k.startswith(STEP3P7_OTHER) and k not in known)
+    if odd:
+        raise ParameterError(odd[0], c[odd[0]], "a key of attention_other_setting the book reads: "
+                             + ", ".join(sorted(k.removeprefix(STEP3P7_OTHER) for k in known)))
+    if c.get("num_sliding_attention_heads") is not None:
+        return r.dim("num_sliding_attention_heads")
+    return r.dim(STEP3P7_OTHER + "num_attention_heads", r.dim("num_attention_heads"))
+
+
+def step3p7_layer_heads(c: dict) -> list[int]:
+    """Query heads of each Step-3.7 layer: the sliding ones' (``step3p7_sliding_heads``) or the full
+    ones'. A config transformers saved also lists them in ``per_layer_config`` (a layer's overrides,
+    flattened here to ``per_layer_config.<layer>.<key>``); an override that says otherwise, or of
+    another key, is refused."""
+    r = Reader(c, "step3p7")
+    sliding, full = step3p7_sliding_heads(c), r.dim("num_attention_heads")
+    heads = [sliding if t == "sliding_attention" else full for t in r.layer_list("layer_types")]
+    for key in (k for k in c if k.startswith("per_layer_config.")):
+        layer, _, name = key.removeprefix("per_layer_config.").partition(".")
+        if name != "num_attention_heads" or not layer.isdigit() or int(layer) >= len(heads) \
+                or c[key] != heads[int(layer)]:
+            want = heads[int(layer)] if layer.isdigit() and int(layer) < len(heads) else "a layer's"
+            raise ParameterError(key, c[key], f"num_attention_heads of a layer, {want} (the sliding layers' "
+                                 "num_sliding_attention_heads, the full ones' num_attention_heads)")
+    return heads
+
+
+def step3p7_groups(c: dict) -> list[CacheGroup]:
+    """Step-3.7-Flash: full GQA layers and sliding-window ones (``layer_types``, which hub configs pad
+    with the MTP layers' entries), both with the same K/V heads and head size (the sliding layers'
+    query heads may differ: ``step3p7_sliding_heads``); the MLP schedule is checked here too."""
+    for key in ("attention_bias", "mlp_bias", "use_bidirectional_attention"):
+        if c.get(key):
+            raise ParameterError(key, c[key], "false (Step-3.7 ships none; the book does not price it)")
+    if c.get("use_head_wise_attn_gate") is False:       # transformers builds the gate whatever it says
+        raise ParameterError("use_head_wise_attn_gate", False,
+                             "true (transformers' Step3p7 gates every head whatever it says)")
+    if c.get("gating", True) not in (True, "per-head"):
+        raise ParameterError("gating", c["gating"], "true or 'per-head' (one output gate a query head, as "
+                             "Step-3.7's g_proj)")
+    step3p7_layer_heads(c)
+    step3p7_moe_layers(c)
+    return gqa_groups(c)
+
+
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
@@ -394,6 +517,12 @@ FAMILIES = (
     Family("nemotron_h", ("nemotron_h",), BASE + ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups"),
            nemotron_h_groups, PER_TENSOR_FP8, {"head_dim": 128, "mamba_ssm_cache_dtype": "float32"},
            schedules=("hybrid_override_pattern", "layers_block_type"), derive=nemotron_h_layers),
+    # Step3p7's text model (transformers' Step3p7TextConfig, model_type step3p5); the corpus flattens it
+    Family("step3p7", ("step3p7", "step3p5"),
+           BASE + ("layer_types", "sliding_window", "moe_intermediate_size", "share_expert_dim",
+                   "n_routed_experts", "num_experts_per_tok", "num_key_value_heads"),
+           step3p7_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "head_dim": 128},
+           schedules=("layer_types",), derive=step3p7_keys),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as

@@ -432,6 +432,31 @@ def _nemotron_h(spec: ModelSpec) -> list[Component]:
     return comps + [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
 
 
+def _step3p7(spec: ModelSpec) -> list[Component]:
+    """Step-3.7-Flash as transformers builds it: GQA attention with per-head q/k norms and a sigmoid
+    output gate a query head (g_proj, d -> heads), the sliding layers with their own query heads;
+    dense SwiGLU layers, then MoE layers of routed experts, one shared expert of ``share_expert_dim``
+    and a sigmoid router with its selection bias (a buffer in transformers, in the checkpoint). The
+    MTP layers are not counted."""
+    from .from_config import step3p7_layer_heads, step3p7_moe_layers
+    c = spec.raw["config"]
+    d, L, hd, kvh = c["hidden_size"], c["num_hidden_layers"], c["head_dim"], c["num_key_value_heads"]
+    attn = sum(2 * d * h * hd + 2 * d * kvh * hd + d * h for h in step3p7_layer_heads(c))
+    moe = sum(step3p7_moe_layers(c))
+    E, k = c["n_routed_experts"], c["num_experts_per_tok"]
+    expert, dense = swiglu(d, c["moe_intermediate_size"]), (L - moe) * swiglu(d, c["intermediate_size"])
+    router = E * d + (E if c.get("use_moe_router_bias", True) else 0)
+    shared = swiglu(d, c["share_expert_dim"])
+    norms = L * (2 * hd + 2 * d) + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * router, moe * router, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -451,7 +476,7 @@ def _mtp(c: dict, layer_params: int) -> Component:
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
             "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
-            "llama4": _llama4, "nemotron_h": _nemotron_h}
+            "llama4": _llama4, "nemotron_h": _nemotron_h, "step3p7": _step3p7}
 
 
 # ---- what attention tensor parallelism cannot split ----
