@@ -345,6 +345,91 @@ def test_step3p7_sliding_heads_and_hub_names():
     assert spec.params_total - plain.params_total == 33 * 32 * (2 * 4096 * 128 + 4096)
 
 
+NAS = "nvidia--Llama-3_3-Nemotron-Super-49B-v1"
+# DeciLM's SwiGLU width per ffn_mult of d = 8192: int(2 x mult x 8192 / 3) rounded up to a multiple of 256
+# (the rule vLLM's nemotron_nas.py and the checkpoint's modeling_decilm.py apply), worked by hand
+NAS_WIDTHS = {5.25: 28_672,          # 28,672 exactly (Llama 3 70B's width)
+              3.28125: 17_920,       # 17,920 = 70 x 256
+              2.625: 14_336,         # 14,336 = 56 x 256
+              1.3125: 7_168,         # 7,168 = 28 x 256
+              1.0: 5_632,            # int(5,461.3) = 5,461, up to 22 x 256
+              0.5: 2_816}            # int(2,730.7) = 2,730, up to 11 x 256
+
+
+def test_nemotron_nas_cache_and_counts_by_hand():
+    """Llama-3.3-Nemotron-Super-49B, layer by layer from block_configs: 31 of its 80 layers have no
+    attention (no_op) and cache nothing; the other 49 keep 64 / n_heads_in_group 8 = 8 KV heads of
+    8192 / 64 = 128, so a token adds 49 x 2 x 8 x 128 x 2 B = 200,704 B (BF16). Parameters: the
+    embedding and the untied head (128,256 x 8192 each); per attention layer q and o (8192 x 64 x 128
+    each) and k, v (8192 x 8 x 128 each); per FFN 3 x 8192 x its width; an RMSNorm of 8192 before each
+    attention and each FFN, and the final one: 49,867,145,216 (its card: 49.9B), all active."""
+    c = json.loads((corpus() / f"{NAS}_config.json").read_text())
+    d, blocks = 8192, c["block_configs"]
+    attention = [b for b in blocks if not b["attention"]["no_op"]]
+    assert len(attention) == 49 and {b["attention"]["n_heads_in_group"] for b in attention} == {8}
+    assert not any(b["ffn"]["no_op"] or b["ffn"]["replace_with_linear"]
+                   or b["attention"]["replace_with_linear"] for b in blocks)
+    spec = specs.from_config(c)
+    assert kv.kv_bytes_per_token(spec, "bf16") == 200_704 and kv.fixed_bytes(spec, 4096, "bf16") == 0
+    assert kv.request_kv_bytes(spec, 131_072, "fp8") == 131_072 * 200_704 // 2
+    ffn = sum(3 * d * NAS_WIDTHS[b["ffn"]["ffn_mult"]] for b in blocks)
+    total = 2 * 128_256 * d + 49 * (2 * d * 64 * 128 + 2 * d * 8 * 128) + ffn + (49 + 80 + 1) * d
+    assert total == 49_867_145_216
+    assert (spec.params_total, spec.params_active) == (total, total - 128_256 * d)
+
+
+def _nas(blocks, **kw):
+    return {"model_type": "nemotron-nas", "num_hidden_layers": len(blocks), "hidden_size": 256,
+            "num_attention_heads": 8, "num_key_value_heads": None, "intermediate_size": None,
+            "vocab_size": 1000, "tie_word_embeddings": False, "block_configs": blocks, **kw}
+
+
+def _block(attention=None, ffn=None):
+    return {"attention": {"n_heads_in_group": 4, "no_op": False, "replace_with_linear": False,
+                          **(attention or {})},
+            "ffn": {"ffn_mult": 1.5, "no_op": False, "replace_with_linear": False, **(ffn or {})}}
+
+
+def test_nemotron_nas_linear_replacements_and_no_ops_by_hand():
+    """Four layers of d = 256, 8 heads of 32: GQA with 8 / 4 = 2 KV heads and 8 / 1 = 8; attention
+    replaced by one 256 x 256 Linear (no cache); no attention. FFNs: ffn_mult 1.5 gives int(256) = 256
+    wide, 3 gives 512, a linear one 256 x 256, and a no-op. Per token: (2 + 8) heads x 2 x 32 x 2 B =
+    1,280 B (BF16)."""
+    blocks = [_block(), _block({"n_heads_in_group": 1}, {"ffn_mult": 3.0}),
+              _block({"replace_with_linear": True}, {"replace_with_linear": True}),
+              _block({"no_op": True}, {"no_op": True})]
+    spec = specs.from_config(_nas(blocks))
+    assert [(g.kind, g.layers, g["kv_heads"]) for g in spec.attention] == [("mha", 1, 8), ("mha", 1, 2)]
+    assert kv.kv_bytes_per_token(spec, "bf16") == 1_280
+    q_o = 2 * 256 * 8 * 32
+    attn = (q_o + 2 * 256 * 2 * 32) + (q_o + 2 * 256 * 8 * 32) + 256 * 256
+    ffn = 3 * 256 * 256 + 3 * 256 * 512 + 256 * 256
+    norms = 256 * (3 + 3 + 1)                 # three attention norms, three FFN norms, the final one
+    assert spec.params_total == 2 * 1000 * 256 + attn + ffn + norms
+
+
+NAS_BAD = [  # (blocks or config keys, the key the error names)
+    ({"block_configs": [_block({"window_length": 4096})] * 2}, "block_configs[0].attention.window_length"),
+    ({"block_configs": [_block({"num_sink_tokens": 4})] * 2}, "block_configs[0].attention.num_sink_tokens"),
+    ({"block_configs": [_block(ffn={"sparsify": ["x"]})] * 2}, "block_configs[0].ffn.sparsify"),
+    ({"block_configs": [_block(ffn={"intermediate_size": 512})] * 2},
+     "block_configs[0].ffn.intermediate_size"),
+    ({"block_configs": [_block({"n_heads_in_group": 3})] * 2}, "block_configs[0].attention.n_heads_in_group"),
+    ({"block_configs": [_block({"n_heads_in_group": None})] * 2},
+     "block_configs[0].attention.n_heads_in_group"),
+    ({"block_configs": [_block(ffn={"ffn_mult": None})] * 2}, "block_configs[0].ffn.ffn_mult"),
+    ({"block_configs": [{**_block(), "parallel_blocks": []}] * 2}, "block_configs[0]"),
+    ({"block_configs": [_block()]}, "block_configs"),                           # fewer than the layers
+    ({"attention_bias": True}, "attention_bias"),
+]
+
+
+@pytest.mark.parametrize("change,key", NAS_BAD, ids=[k for _, k in NAS_BAD])
+def test_nemotron_nas_blocks_it_cannot_price_are_refused(change, key):
+    c = {**_nas([_block()] * 2), **change}
+    assert pytest.raises(ParameterError, specs.from_config, c).value.name == key
+
+
 # What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
 # fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
 LABELS = {
@@ -361,6 +446,7 @@ LABELS = {
     "Qwen--Qwen3.5-397B-A17B": ["Gated DeltaNet state", "K/V heads"],
     "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["Mamba-2 state", "K/V heads"],
     "stepfun-ai--Step-3.7-Flash": ["K/V heads", "sliding window"],
+    "nvidia--Llama-3_3-Nemotron-Super-49B-v1": ["K/V heads"],
 }
 
 

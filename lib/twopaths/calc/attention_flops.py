@@ -266,7 +266,7 @@ def _mamba_hybrid(spec: ModelSpec) -> list[AttentionLayers]:
 READERS = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek, "kimi_linear": _deepseek,
            "gqa": _softmax_and_delta, "gemma": _softmax_and_delta, "mimo_v2": _softmax_and_delta,
            "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta, "nemotron_h": _mamba_hybrid,
-           "step3p7": _softmax_and_delta}
+           "step3p7": _softmax_and_delta, "nemotron_nas": _softmax_and_delta}
 
 
 def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:

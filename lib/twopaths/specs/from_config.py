@@ -474,6 +474,87 @@ def step3p7_groups(c: dict) -> list[CacheGroup]:
     return gqa_groups(c)
 
 
+# Nemotron-NAS (DeciLM, Llama-3.x-Nemotron Super/Ultra): each layer's ``block_configs`` entry sets its
+# attention and FFN apart. What each may say, with the value the book reads as "not there" for the
+# keys it does not price (a sliding window, sink tokens, sparsity); anything else is refused.
+NAS_PARTS = {"attention": {"no_op", "replace_with_linear", "n_heads_in_group"},
+             "ffn": {"no_op", "replace_with_linear", "ffn_mult"}}
+NAS_INERT = {"attention": {"window_length": None, "num_sink_tokens": None, "sparsify": None,
+                           "unshifted_sink": False, "use_prefill_window_in_sink_attention": False},
+             "ffn": {"sparsify": None}}
+
+
+@dataclass(frozen=True)
+class NasBlock:
+    """One Nemotron-NAS layer: its attention (``None`` a no-op, ``"linear"`` a d -> d Linear in its
+    place, else its KV heads) and its FFN (``None``, ``"linear"``, else its SwiGLU intermediate size)."""
+    attention: int | str | None
+    ffn: int | str | None
+
+
+def ffn_mult_intermediate(ffn_mult: float, hidden: int) -> int:
+    """DeciLM's SwiGLU width from ``ffn_mult``: int(2 ffn_mult d / 3), rounded up to a multiple of 256
+    (vLLM's nemotron_nas.py, ``_ffn_mult_to_intermediate_size``, from the checkpoint's own
+    modeling_decilm.py; Super-49B's 5.25 of 8192 gives 28,672, Llama 3 70B's width)."""
+    width = int(2 * ffn_mult * hidden / 3)
+    return -(-width // 256) * 256
+
+
+def nas_blocks(c: dict) -> list[NasBlock]:
+    """Each layer of a Nemotron-NAS config from its ``block_configs`` entry: attention with
+    num_attention_heads / n_heads_in_group KV heads, or a no-op, or a linear replacement (as the
+    checkpoint's DeciLMLinearAttention and DeciLMLinearMLP: one d -> d Linear, NeMo AutoModel's
+    decilm/layers.py); an FFN of ``ffn_mult`` (``ffn_mult_intermediate``), or a no-op, or linear."""
+    r = Reader(c, "nemotron_nas")
+    L, heads = r.dim("num_hidden_layers"), r.dim("num_attention_heads")
+    blocks = r.layer_list("block_configs")
+    out = []
+    for i, b in enumerate(blocks):
+        if not isinstance(b, Mapping) or set(b) != set(NAS_PARTS):
+            raise ParameterError(f"block_configs[{i}]", b, "an attention and an ffn entry, nothing else")
+        parts = {}
+        for part, keys in NAS_PARTS.items():
+            cfg, key = b[part], f"block_configs[{i}].{part}"
+            if not isinstance(cfg, Mapping):
+                raise ParameterError(key, cfg, "a dict of the layer's settings")
+            inert = NAS_INERT[part]
+            odd = sorted(k for k in cfg if k not in keys and (k not in inert or cfg[k] != inert[k]))
+            if odd:
+                raise ParameterError(f"{key}.{odd[0]}", cfg[odd[0]], "a key the book prices: "
+                                     + ", ".join(sorted(keys)) + " (and, unpriced, "
+                                     + ", ".join(f"{k} {v}" for k, v in inert.items()) + ")")
+            if cfg.get("no_op"):
+                parts[part] = None
+            elif cfg.get("replace_with_linear"):
+                parts[part] = "linear"
+            elif part == "attention":
+                group = cfg.get("n_heads_in_group")
+                if isinstance(group, bool) or not isinstance(group, Integral) or group < 1 or heads % group:
+                    raise ParameterError(f"{key}.n_heads_in_group", group, "a divisor of "
+                                         f"num_attention_heads ({heads}): the query heads a KV head serves")
+                parts[part] = heads // group
+            else:
+                mult = cfg.get("ffn_mult")
+                if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                    raise ParameterError(f"{key}.ffn_mult", mult, "a positive multiplier of hidden_size")
+                parts[part] = ffn_mult_intermediate(mult, r.dim("hidden_size"))
+        out.append(NasBlock(**parts))
+    return out[:L]
+
+
+def nemotron_nas_groups(c: dict) -> list[CacheGroup]:
+    """Nemotron-NAS: K and V in the layers that keep attention, one GQA group per KV head count
+    (num_attention_heads / n_heads_in_group); no-op and linear-replacement layers cache nothing."""
+    r = Reader(c, "nemotron_nas")
+    for key in ("attention_bias", "mlp_bias"):
+        if c.get(key):
+            raise ParameterError(key, c[key], "false (the book's Nemotron-NAS counter prices no biases)")
+    kv_heads = [b.attention for b in nas_blocks(c) if isinstance(b.attention, int)]
+    hd = _head_dim(r)
+    return [g for n in sorted(set(kv_heads), reverse=True)
+            for g in _group("mha", kv_heads.count(n), kv_heads=n, head_dim_k=hd, head_dim_v=hd)]
+
+
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
@@ -523,6 +604,9 @@ FAMILIES = (
                    "n_routed_experts", "num_experts_per_tok", "num_key_value_heads"),
            step3p7_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "head_dim": 128},
            schedules=("layer_types",), derive=step3p7_keys),
+    # DeciLM's remote-code config: num_key_value_heads and intermediate_size are null, block_configs says
+    Family("nemotron_nas", ("nemotron-nas",), BASE + ("block_configs",), nemotron_nas_groups, PER_TENSOR_FP8,
+           schedules=("block_configs",)),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as

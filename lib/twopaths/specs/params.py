@@ -457,6 +457,32 @@ def _step3p7(spec: ModelSpec) -> list[Component]:
         Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
 
 
+def _nemotron_nas(spec: ModelSpec) -> list[Component]:
+    """Nemotron-NAS as its DeciLM layers hold it, layer by layer (``from_config.nas_blocks``): GQA
+    attention (q, k, v, o, no biases) with its input RMSNorm, or a d -> d Linear in its place with the
+    norm, or nothing; a SwiGLU of the layer's own width with its post-attention RMSNorm, or a d -> d
+    Linear with the norm, or nothing. Dense: every weight is active."""
+    from .from_config import nas_blocks
+    c = spec.raw["config"]
+    d, heads = c["hidden_size"], c["num_attention_heads"]
+    hd = c.get("head_dim") or d // heads
+    blocks = nas_blocks(c)
+    attn = ffn = norms = 0
+    for b in blocks:
+        if b.attention == "linear":
+            attn += d * d
+        elif b.attention is not None:
+            attn += 2 * d * heads * hd + 2 * d * b.attention * hd
+        ffn += d * d if b.ffn == "linear" else swiglu(d, b.ffn) if b.ffn is not None else 0
+        norms += d * ((b.attention is not None) + (b.ffn is not None))
+    norms += d
+    n_attn, n_ffn = (sum(getattr(b, part) is not None for b in blocks) for part in ("attention", "ffn"))
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, n_attn),
+        Component("dense FFN", "dense_ffn", ffn, ffn, n_ffn),
+        Component("norms", "norms", norms, norms, len(blocks)), _mtp(c, 0)]
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -476,7 +502,8 @@ def _mtp(c: dict, layer_params: int) -> Component:
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
             "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
-            "llama4": _llama4, "nemotron_h": _nemotron_h, "step3p7": _step3p7}
+            "llama4": _llama4, "nemotron_h": _nemotron_h, "step3p7": _step3p7,
+            "nemotron_nas": _nemotron_nas}
 
 
 # ---- what attention tensor parallelism cannot split ----
