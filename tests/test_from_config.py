@@ -430,6 +430,99 @@ def test_nemotron_nas_blocks_it_cannot_price_are_refused(change, key):
     assert pytest.raises(ParameterError, specs.from_config, c).value.name == key
 
 
+M3 = "MiniMaxAI--MiniMax-M3"
+
+
+def test_minimax_m3_cache_by_hand():
+    """MiniMax-M3: every one of its 60 layers is GQA attention keeping K and V of 4 KV heads of 128
+    for every token (its sparse attention selects blocks, it evicts none): 60 x 2 x 4 x 128 x 2 B =
+    122,880 B a token (BF16). The 57 layers sparse_attention_freq marks also keep their indexer's
+    key, one 128-value vector a token, in the cache's dtype: 57 x 128 x 2 B = 14,592 B. 137,472 B in
+    all, half in FP8 (per-tensor scales); no fixed state. The FP8-wrapped NVFP4 checkpoint
+    (minimax_m3_vl, its text_config) reads alike."""
+    spec = specs.from_config(corpus() / f"{M3}_config.json")
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 60), ("indexer", 57)]
+    assert kv.kv_breakdown(spec, 1, "bf16") == {"K/V heads": 122_880, "indexer keys": 14_592}
+    assert kv.kv_bytes_per_token(spec, "bf16") == 137_472 and kv.kv_bytes_per_token(spec, "fp8") == 68_736
+    assert kv.fixed_bytes(spec, 4096, "bf16") == 0
+    wrapped = specs.from_config(corpus() / "nvidia--MiniMax-M3-NVFP4_config.json")
+    assert wrapped.attention == spec.attention and wrapped.params_total == spec.params_total
+    assert "module names" in wrapped.raw["weights_unknown"]
+
+
+def _tiny_minimax_m3():
+    import transformers
+    return transformers.MiniMaxM3VLTextConfig(
+        vocab_size=64, hidden_size=64, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=16, intermediate_size=16, dense_intermediate_size=32, shared_intermediate_size=24,
+        num_local_experts=4, num_experts_per_tok=2, rotary_dim=8, moe_layer_freq=[0, 1, 1, 1], eos_token_id=2,
+        sparse_attention_config={"sparse_attention_freq": [0, 1, 0, 1], "sparse_index_dim": 8,
+                                 "sparse_num_index_heads": 2, "sparse_block_size": 2, "sparse_topk_blocks": 2,
+                                 "sparse_local_block": 1, "sparse_disable_index_value": [0, 1, 0, 1]})
+
+
+def test_minimax_m3_cache_and_counts_are_what_transformers_builds():
+    """A tiny MiniMax-M3 (full, sparse, full, sparse attention; dense, then three MoE MLPs) run on 5
+    tokens: every layer's cache holds K and V of (batch, kv_heads, 5, head_dim), each sparse layer's
+    also the indexer keys, (batch, 1, 5, index_head_dim): the book's groups, byte for byte in BF16.
+    Its parameters are the book's count but for the routers' selection bias (a buffer there)."""
+    import transformers
+    cfg = _tiny_minimax_m3()
+    model = transformers.MiniMaxM3VLForCausalLM(cfg).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(5)[None], use_cache=True).past_key_values
+    spec = specs.from_config(cfg.to_dict())       # layer_types and index_* as transformers saves them
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 4), ("indexer", 2)]
+    for i, t in enumerate(cfg.layer_types):
+        assert cache.layers[i].keys.shape == cache.layers[i].values.shape == (1, 2, 5, 16)
+        assert (getattr(cache.layers[i], "idx_keys", None) is not None) == (t == "minimax_m3_sparse")
+    per_token = {"K/V heads": sum(2 * layer.keys[0, :, 0].numel() for layer in cache.layers) * 2,
+                 "indexer keys": sum(layer.idx_keys[0, :, 0].numel() for layer in cache.layers[1::2]) * 2}
+    assert kv.kv_breakdown(spec, 1, "bf16") == per_token
+    assert params.param_counts(spec).total - sum(p.numel() for p in model.parameters()) == 3 * 4
+    corpus_style = {**cfg.to_dict(), "layer_types": None, "mlp_layer_types": None,      # as the hub's config
+                    "moe_layer_freq": [0, 1, 1, 1],
+                    "sparse_attention_config": {"sparse_attention_freq": [0, 1, 0, 1], "sparse_index_dim": 8}}
+    assert specs.from_config(corpus_style).attention == spec.attention
+
+
+def test_minimax_m3_counter_equals_transformers_modules():
+    """MiniMax-M3 whole, as transformers' MiniMaxM3VLForCausalLM builds it on the meta device: the book
+    counts 426,174,572,928 parameters, 57 MoE layers x 128 selection biases more (buffers there);
+    24,733,280,640 active (4 of 128 experts and the shared one)."""
+    import transformers
+    c = json.loads((corpus() / f"{M3}_config.json").read_text())
+    text = {k: v for k, v in c.items() if k not in ("model_type", "architectures", "torch_dtype")}
+    with torch.device("meta"):
+        model = transformers.MiniMaxM3VLForCausalLM(transformers.MiniMaxM3VLTextConfig(**text))
+    counts = params.param_counts(specs.from_config(c))
+    assert counts.total - sum(p.numel() for p in model.parameters()) == 57 * 128
+    assert (counts.total, counts.activated()) == (426_174_572_928, 24_733_280_640)
+
+
+M3_BAD = [  # (a change to the corpus config, the key the error names)
+    ({"attention_output_gate": True}, "attention_output_gate"),
+    ({"n_shared_experts": 2}, "n_shared_experts"),
+    ({"moe_intermediate_size": 2048}, "moe_intermediate_size"),     # transformers: intermediate_size
+    ({"first_k_dense_replace": 4}, "first_k_dense_replace"),
+    ({"index_head_dim": 64}, "sparse_attention_config.sparse_index_dim"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "sparse_index_ratio": 4}},
+     "sparse_attention_config.sparse_index_ratio"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "sparse_disable_index_value": [0] * 60}},
+     "sparse_attention_config.sparse_disable_index_value"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "use_sparse_attention": False}},
+     "sparse_attention_config.use_sparse_attention"),
+    ({"layer_types": ["full_attention"] * 60}, "layer_types"),           # unlike sparse_attention_freq
+    ({"moe_layer_freq": [0, 0, 0, 2] + [1] * 56}, "moe_layer_freq"),
+]
+
+
+@pytest.mark.parametrize("change,key", M3_BAD, ids=[k for _, k in M3_BAD])
+def test_minimax_m3_keys_it_cannot_price_are_refused(change, key):
+    c = json.loads((corpus() / f"{M3}_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.from_config, {**c, **change}).value.name == key
+
+
 # What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
 # fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
 LABELS = {
@@ -447,6 +540,7 @@ LABELS = {
     "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["Mamba-2 state", "K/V heads"],
     "stepfun-ai--Step-3.7-Flash": ["K/V heads", "sliding window"],
     "nvidia--Llama-3_3-Nemotron-Super-49B-v1": ["K/V heads"],
+    "MiniMaxAI--MiniMax-M3": ["K/V heads", "indexer keys"],
 }
 
 

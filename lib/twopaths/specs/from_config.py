@@ -381,19 +381,33 @@ def step3p7_keys(c: dict) -> dict:
 STEP3P7_DENSE_DEFAULT = 3
 
 
+def _mlp_layer_types(r: Reader) -> list[bool] | None:
+    """Per layer, whether ``mlp_layer_types`` ("dense" or "sparse") makes it MoE; None without one."""
+    if r.c.get("mlp_layer_types") is None:
+        return None
+    types = r.layer_list("mlp_layer_types")
+    if set(types) - {"dense", "sparse"}:
+        odd = sorted(set(types) - {"dense", "sparse"})
+        raise ParameterError("mlp_layer_types", odd, "'dense' or 'sparse' a layer")
+    return [t == "sparse" for t in types]
+
+
+def _dense_lead(c: dict, moe: list[bool]) -> list[bool]:
+    """``moe``, checked against a stated ``first_k_dense_replace`` (AIConfigurator's corpus gives one,
+    transformers reads none): the leading dense layers, every later one MoE, or two readings differ."""
+    lead, stated = next((i for i, m in enumerate(moe) if m), len(moe)), c.get("first_k_dense_replace")
+    if stated is not None and (stated != lead or not all(moe[lead:])):
+        raise ParameterError("first_k_dense_replace", c["first_k_dense_replace"],
+                             f"{lead}, the dense layers the MLP schedule gives (every later layer MoE)")
+    return moe
+
+
 def step3p7_moe_layers(c: dict) -> list[bool]:
-    """Per layer, whether Step-3.7's block holds the MoE (else a dense SwiGLU). A stated
-    ``first_k_dense_replace`` (AIConfigurator's corpus gives one) must be the leading dense layers
-    the schedule gives: transformers ignores it, so a disagreeing one would be read two ways."""
+    """Per layer, whether Step-3.7's block holds the MoE (else a dense SwiGLU)."""
     r = Reader(c, "step3p7")
     L = r.dim("num_hidden_layers")
-    if c.get("mlp_layer_types") is not None:
-        types = r.layer_list("mlp_layer_types")
-        if set(types) - {"dense", "sparse"}:
-            odd = sorted(set(types) - {"dense", "sparse"})
-            raise ParameterError("mlp_layer_types", odd, "'dense' or 'sparse' a layer")
-        moe = [t == "sparse" for t in types]
-    elif c.get("moe_layers_enum") is not None:
+    moe = _mlp_layer_types(r)
+    if moe is None and c.get("moe_layers_enum") is not None:
         v = c["moe_layers_enum"]
         items = v.split(",") if isinstance(v, str) else v
         try:
@@ -402,14 +416,7 @@ def step3p7_moe_layers(c: dict) -> list[bool]:
             raise ParameterError("moe_layers_enum", v, "the MoE layers' indices (a list or a comma-separated "
                                  "string)") from None
         moe = [i in listed for i in range(L)]
-    else:
-        moe = [i >= STEP3P7_DENSE_DEFAULT for i in range(L)]
-    lead = next((i for i, m in enumerate(moe) if m), L)
-    if c.get("first_k_dense_replace") is not None and (c["first_k_dense_replace"] != lead or any(moe[:lead])
-                                                      or not all(moe[lead:])):
-        raise ParameterError("first_k_dense_replace", c["first_k_dense_replace"],
-                             f"{lead}, the dense layers the MLP schedule gives (every later layer MoE)")
-    return moe
+    return _dense_lead(c, moe if moe is not None else [i >= STEP3P7_DENSE_DEFAULT for i in range(L)])
 
 
 # The sliding layers' own attention settings in Step's hub configs (``attention_other_setting``): only
@@ -555,6 +562,95 @@ def nemotron_nas_groups(c: dict) -> list[CacheGroup]:
             for g in _group("mha", kv_heads.count(n), kv_heads=n, head_dim_k=hd, head_dim_v=hd)]
 
 
+# MiniMax-M3's hub names under ``sparse_attention_config`` for the keys MiniMaxM3VLTextConfig reads
+# (its __post_init__ maps them); the selection-only ones change neither the cache nor the weights.
+M3_SPARSE = "sparse_attention_config."
+M3_ALIASES = {"sparse_num_index_heads": "index_n_heads", "sparse_index_dim": "index_head_dim",
+              "sparse_block_size": "index_block_size", "sparse_topk_blocks": "index_topk_blocks",
+              "sparse_local_block": "index_local_blocks"}
+M3_SELECTION_ONLY = ("sparse_init_block", "sparse_score_type")
+M3_LAYER_TYPES = {"full_attention": False, "minimax_m3_sparse": True}
+
+
+def minimax_m3_keys(c: dict) -> dict:
+    """The config with the sparse-attention settings under transformers' names, and ``layer_types``
+    from ``sparse_attention_freq`` where it gives none (as MiniMaxM3VLTextConfig builds it). A
+    setting the book does not read, two names that disagree, or an index-value path (which adds a
+    cache of index values the book does not price) is refused."""
+    out = dict(c)
+    known = {*M3_ALIASES, *M3_SELECTION_ONLY, "sparse_attention_freq", "sparse_disable_index_value",
+             "use_sparse_attention"}
+    odd = sorted(k for k in c if k.startswith(M3_SPARSE) and k.removeprefix(M3_SPARSE) not in known)
+    if odd:
+        raise ParameterError(odd[0], c[odd[0]], "a sparse_attention_config key the book reads: "
+                             + ", ".join(sorted(known)))
+    for legacy, key in M3_ALIASES.items():
+        if c.get(M3_SPARSE + legacy) is None:
+            continue
+        if c.get(key) is not None and c[key] != c[M3_SPARSE + legacy]:
+            raise ParameterError(M3_SPARSE + legacy, c[M3_SPARSE + legacy], f"{c[key]}, the {key} it names")
+        out[key] = c[M3_SPARSE + legacy]
+    freq = c.get(M3_SPARSE + "sparse_attention_freq")
+    if freq is not None:
+        if c.get(M3_SPARSE + "use_sparse_attention") is False:
+            raise ParameterError(M3_SPARSE + "use_sparse_attention", False, "true where "
+                                 "sparse_attention_freq is given (transformers builds the indexers it lists "
+                                 "whatever this says)")
+        types = ["minimax_m3_sparse" if f else "full_attention" for f in freq]
+        if c.get("layer_types") is not None and list(c["layer_types"]) != types:
+            raise ParameterError("layer_types", "a list unlike sparse_attention_freq's", "the layers "
+                                 "sparse_attention_freq marks as minimax_m3_sparse, the others as "
+                                 "full_attention")
+        out["layer_types"] = types
+        # transformers builds no index-value path at all; a config that says a sparse layer has one
+        # (0 here) describes a cache the book does not price
+        disabled = c.get(M3_SPARSE + "sparse_disable_index_value")
+        if disabled is not None and (len(disabled) != len(freq)
+                                     or any(f and not x for f, x in zip(freq, disabled))):
+            raise ParameterError(M3_SPARSE + "sparse_disable_index_value", disabled, "1 on every sparse "
+                                 "layer (the book prices index keys, not an index-value path)")
+    return out
+
+
+def minimax_m3_moe_layers(c: dict) -> list[bool]:
+    """Per layer, whether MiniMax-M3's block holds the MoE: ``mlp_layer_types``, else ``moe_layer_freq``
+    (1 or 0 a layer), else every layer, as MiniMaxM3VLTextConfig reads them."""
+    r = Reader(c, "minimax_m3")
+    moe = _mlp_layer_types(r)
+    if moe is None and c.get("moe_layer_freq") is not None:
+        freq = r.layer_list("moe_layer_freq")
+        if set(freq) - {0, 1}:
+            raise ParameterError("moe_layer_freq", sorted(set(freq) - {0, 1}), "0 (dense) or 1 (MoE) a layer")
+        moe = [bool(f) for f in freq]
+    return _dense_lead(c, moe if moe is not None else [True] * r.dim("num_hidden_layers"))
+
+
+def minimax_m3_groups(c: dict) -> list[CacheGroup]:
+    """MiniMax-M3: GQA attention in every layer, each keeping K and V of every token (its sparse
+    attention picks blocks to attend to but evicts nothing); the ``minimax_m3_sparse`` layers also keep
+    their Lightning Indexer's key, one ``index_head_dim`` vector a token (transformers'
+    MiniMaxM3VLSparseCacheLayer.idx_keys), in the cache's dtype: the book assumes no layout of its own."""
+    r = Reader(c, "minimax_m3")
+    L = r.dim("num_hidden_layers")
+    types = r.layer_list("layer_types") if c.get("layer_types") is not None else ["full_attention"] * L
+    if set(types) - M3_LAYER_TYPES.keys():
+        odd = sorted(set(types) - M3_LAYER_TYPES.keys())
+        raise ParameterError("layer_types", odd, ", ".join(M3_LAYER_TYPES))
+    checks = {"attention_output_gate": False, "use_qk_norm": True, "qk_norm_type": "per_head",
+              "n_shared_experts": 1, "attention_bias": False, "mlp_bias": False}
+    for key, want in checks.items():        # what transformers' MiniMax-M3 builds whatever they say
+        if c.get(key) is not None and c[key] != want:
+            raise ParameterError(key, c[key], f"{want!r}, as in the MiniMax-M3 transformers builds and the "
+                                 "book counts")
+    inter = r.dim("intermediate_size")
+    if c.get("moe_intermediate_size") is not None and c["moe_intermediate_size"] != inter:
+        raise ParameterError("moe_intermediate_size", c["moe_intermediate_size"],
+                             f"intermediate_size ({inter}): transformers sizes the experts by it")
+    minimax_m3_moe_layers(c)
+    sparse = sum(M3_LAYER_TYPES[t] for t in types)
+    return _group("mha", L, **_kv(r)) + _group("indexer", sparse, ratio=1, index_dim=r.dim("index_head_dim"))
+
+
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
@@ -604,6 +700,13 @@ FAMILIES = (
                    "n_routed_experts", "num_experts_per_tok", "num_key_value_heads"),
            step3p7_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "head_dim": 128},
            schedules=("layer_types",), derive=step3p7_keys),
+    # MiniMax-M3's text model (transformers' minimax_m3_vl_text); the corpus has it flat and wrapped
+    Family("minimax_m3", ("minimax_m3", "minimax_m3_vl", "minimax_m3_vl_text"),
+           BASE + ("num_key_value_heads", "head_dim", "dense_intermediate_size", "shared_intermediate_size",
+                   "num_local_experts", "num_experts_per_tok"),
+           minimax_m3_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "index_head_dim": 128,
+                                               "index_n_heads": 4},
+           schedules=("layer_types",), derive=minimax_m3_keys),
     # DeciLM's remote-code config: num_key_value_heads and intermediate_size are null, block_configs says
     Family("nemotron_nas", ("nemotron-nas",), BASE + ("block_configs",), nemotron_nas_groups, PER_TENSOR_FP8,
            schedules=("block_configs",)),

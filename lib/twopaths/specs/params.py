@@ -483,6 +483,37 @@ def _nemotron_nas(spec: ModelSpec) -> list[Component]:
         Component("norms", "norms", norms, norms, len(blocks)), _mtp(c, 0)]
 
 
+def _minimax_m3(spec: ModelSpec) -> list[Component]:
+    """MiniMax-M3 as transformers builds its text model: GQA attention with per-head q/k norms in every
+    layer, and on the sparse layers a Lightning Indexer (q: d -> index heads x index_head_dim, one key
+    d -> index_head_dim, each with its norm); dense SwiGLU layers of ``dense_intermediate_size``, then
+    MoE layers of routed experts (``intermediate_size`` wide), one shared expert of
+    ``shared_intermediate_size`` and a sigmoid router with its selection bias (a buffer in
+    transformers, in the checkpoint). The MTP modules are not counted."""
+    from .from_config import minimax_m3_moe_layers
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    hd, kvh = c["head_dim"], c["num_key_value_heads"]
+    sparse = sum(g.layers for g in spec.attention if g.kind == "indexer")
+    idim = c["index_head_dim"]
+    attn = L * (2 * d * heads * hd + 2 * d * kvh * hd)
+    indexer = sparse * (d * c["index_n_heads"] * idim + d * idim)
+    moe = sum(minimax_m3_moe_layers(c))
+    E, k = c["num_local_experts"], c["num_experts_per_tok"]
+    expert, dense = swiglu(d, c["intermediate_size"]), (L - moe) * swiglu(d, c["dense_intermediate_size"])
+    router = E * d + (E if c.get("use_routing_bias", True) else 0)
+    shared = swiglu(d, c["shared_intermediate_size"])
+    norms = L * (2 * hd + 2 * d) + sparse * 2 * idim + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("Lightning Indexer", "attention", indexer, indexer, sparse),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * router, moe * router, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -503,7 +534,7 @@ def _mtp(c: dict, layer_params: int) -> Component:
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
             "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
             "llama4": _llama4, "nemotron_h": _nemotron_h, "step3p7": _step3p7,
-            "nemotron_nas": _nemotron_nas}
+            "nemotron_nas": _nemotron_nas, "minimax_m3": _minimax_m3}
 
 
 # ---- what attention tensor parallelism cannot split ----
