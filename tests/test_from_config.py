@@ -495,9 +495,12 @@ def test_minimax_m3_counter_equals_transformers_modules():
     text = {k: v for k, v in c.items() if k not in ("model_type", "architectures", "torch_dtype")}
     with torch.device("meta"):
         model = transformers.MiniMaxM3VLForCausalLM(transformers.MiniMaxM3VLTextConfig(**text))
-    counts = params.param_counts(specs.from_config(c))
+    spec = specs.from_config(c)
+    counts = params.param_counts(spec)
     assert counts.total - sum(p.numel() for p in model.parameters()) == 57 * 128
     assert (counts.total, counts.activated()) == (426_174_572_928, 24_733_280_640)
+    # under attention TP each rank keeps each sparse layer's indexer key projection whole (d x 128)
+    assert params.tp_replicated(spec)["attention"] == 57 * 6144 * 128
 
 
 M3_BAD = [  # (a change to the corpus config, the key the error names)

@@ -554,9 +554,9 @@ def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED
 
     The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
     latents), V4's q_a and its single shared K=V head, V4's compressors (their entries are per token),
-    KDA's forget-gate down-projection, V3.2's indexer key. So do the router, LatentMoE's latent
-    projections, the residual mixers and the norms, and, as SGLang serves it with data-parallel
-    attention, the embedding and the shared experts. The rest (per-head projections, output
+    KDA's forget-gate down-projection, V3.2's and MiniMax-M3's indexer keys. So do the router,
+    LatentMoE's latent projections, the residual mixers and the norms, and, as SGLang serves it with
+    data-parallel attention, the embedding and the shared experts. The rest (per-head projections, output
     projections, the dense FFN, the output head) splits ``tp`` ways. A dense model is served with
     plain TP, whose vocabulary-parallel embedding splits too (SGLang's ``VocabParallelEmbedding``
     with ``enable_tp`` unless DP attention is on). ``groups`` names the whole groups another way of
@@ -580,6 +580,8 @@ def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED
             attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
             if "indexer" in parts:          # the indexer's own compressor; its query heads split
                 attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
+    elif family == "minimax_m3":       # each sparse layer's indexer key: one vector for all its heads
+        attention = sum(g.layers for g in spec.attention if g.kind == "indexer") * d * c["index_head_dim"]
     else:       # GQA, Gated DeltaNet, Mamba-2: every projection is per head (KV heads >= tp assumed)
         attention = 0
     out["attention"] = attention
