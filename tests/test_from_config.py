@@ -241,6 +241,291 @@ def test_nemotron_h_schedule_errors_name_the_key():
                          {**qwen, "layers_block_type": ["mamba"] * 36}).value.name == "layers_block_type"
 
 
+STEP = "stepfun-ai--Step-3.7-Flash"
+
+
+def test_step3p7_cache_by_hand():
+    """Step-3.7-Flash: layer_types gives 12 full and 33 sliding-window layers (window 512), each with
+    8 KV heads of 128. A token adds K and V in the 12 full layers, 12 x 2 x 8 x 128 x 2 B = 49,152 B
+    (BF16); a sliding layer holds at most 512 entries of 8 x 2 x 128 values, 33 x 512 x 4,096 B =
+    69,206,016 B once 512 tokens are in, no fixed state beyond that."""
+    spec = specs.from_config(corpus() / f"{STEP}_config.json")
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 12), ("window", 33)]
+    assert kv.kv_bytes_per_token(spec, "bf16") == 49_152 and kv.kv_bytes_per_token(spec, "fp8") == 24_576
+    assert kv.fixed_bytes(spec, 4096, "bf16") == 69_206_016 and kv.fixed_bytes(spec, 100, "bf16") == 0
+    assert kv.request_kv_bytes(spec, 100, "bf16") == 100 * (49_152 + 33 * 4_096)
+    assert kv.request_kv_bytes(spec, 131_072, "bf16") == 69_206_016 + 131_072 * 49_152
+
+
+def _tiny_step3p7(**kw):
+    import transformers
+    return transformers.Step3p7TextConfig(**{
+        "vocab_size": 64, "hidden_size": 64, "num_hidden_layers": 5, "num_attention_heads": 4,
+        "num_sliding_attention_heads": 6, "num_key_value_heads": 2, "head_dim": 16, "intermediate_size": 32,
+        "moe_intermediate_size": 16, "share_expert_dim": 24, "n_routed_experts": 4, "num_experts_per_tok": 2,
+        "sliding_window": 4, "mlp_layer_types": ["dense", "dense", "sparse", "sparse", "sparse"],
+        "layer_types": ["full_attention", "sliding_attention", "sliding_attention", "full_attention",
+                        "sliding_attention"], **kw})
+
+
+def test_step3p7_cache_and_counts_are_what_transformers_builds():
+    """A tiny Step3p7 text model (full, sliding, sliding, full, sliding; 6 query heads on the sliding
+    layers, 4 on the full ones) run on 7 tokens past a window of 4: its full layers cache K and V of
+    (batch, kv_heads, 7, head_dim), its sliding ones the last window - 1 = 3 tokens, to which the next
+    token's own entry is added, so it attends to 4: the book's window of 4 entries. Its parameters are
+    the book's count but for the routers' selection bias (a buffer there: 3 MoE layers x 4 experts)
+    and the output head (not in Step3p7TextModel; vocab x d, untied)."""
+    import transformers
+    cfg = _tiny_step3p7()
+    model = transformers.Step3p7TextModel(cfg).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(7)[None], use_cache=True).past_key_values
+    spec = specs.from_config(cfg.to_dict())
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 2), ("window", 3)]
+    for i, t in enumerate(cfg.layer_types):
+        keys = cache.layers[i].keys
+        assert keys.shape == (1, 2, 7 if t == "full_attention" else 3, 16)
+    entry = 2 * cache.layers[0].keys[0, :, 0].numel() * 2                 # K and V of one token, BF16
+    assert kv.layer_bytes(spec, "mha", 1, "bf16") == entry
+    assert kv.layer_bytes(spec, "window", 7, "bf16") == (cache.layers[1].keys.shape[2] + 1) * entry
+    hf = sum(p.numel() for p in model.parameters()) + 64 * 64
+    assert params.param_counts(spec).total - hf == 3 * 4
+
+
+def test_step3p7_counter_equals_transformers_modules():
+    """Step-3.7-Flash whole, as transformers' Step3p7TextModel builds it on the meta device (plus the
+    untied head): 195,844,508,736 parameters, of which the book counts 42 MoE layers x 288 selection
+    biases transformers keeps as buffers; about 10.35B active (8 of 288 experts and the shared one)."""
+    import transformers
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    spec = specs.from_config(c)
+    text = {k: v for k, v in c.items() if k not in ("model_type", "architectures", "quantization_config")}
+    with torch.device("meta"):
+        model = transformers.Step3p7TextModel(transformers.Step3p7TextConfig(**text))
+    hf = sum(p.numel() for p in model.parameters()) + c["vocab_size"] * c["hidden_size"]
+    counts = params.param_counts(spec)
+    assert counts.total - hf == 42 * 288 and counts.total == 195_844_508_736
+    assert counts.activated() == 10_347_744_320
+
+
+STEP3P7_BAD = [  # (a change to the corpus config, the key the error names)
+    ({"first_k_dense_replace": 4}, "first_k_dense_replace"),        # transformers' schedule gives 3
+    ({"moe_layers_enum": ",".join(map(str, range(5, 45)))}, "first_k_dense_replace"),
+    ({"mlp_layer_types": ["dense"] * 3 + ["moe"] * 42}, "mlp_layer_types"),
+    ({"attention_other_setting": {"num_attention_heads": 96, "head_dim": 64}}, "attention_other_setting.head_dim"),
+    ({"attention_other_setting": {"num_attention_heads": 96, "rope_theta": 1e4}},
+     "attention_other_setting.rope_theta"),
+    ({"moe_num_experts": 256}, "moe_num_experts"),                 # an alias that disagrees with num_experts
+    ({"attention_bias": True}, "attention_bias"),
+    ({"gating": False}, "gating"),
+    ({"use_head_wise_attn_gate": False}, "use_head_wise_attn_gate"),
+    ({"per_layer_config": {"1": {"num_attention_heads": 96}}}, "per_layer_config.1.num_attention_heads"),
+    ({"per_layer_config": {"1": {"head_dim": 64}}}, "per_layer_config.1.head_dim"),
+]
+
+
+@pytest.mark.parametrize("change,key", STEP3P7_BAD, ids=[k for _, k in STEP3P7_BAD])
+def test_step3p7_keys_it_cannot_price_are_refused(change, key):
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.from_config, {**c, **change}).value.name == key
+
+
+def test_step3p7_sliding_heads_and_hub_names():
+    """The hub config's names (moe_num_experts, moe_top_k, num_attention_groups, and the sliding
+    layers' 96 query heads in attention_other_setting) read as Step3p7TextConfig reads them."""
+    c = json.loads((corpus() / f"{STEP}_config.json").read_text())
+    plain = specs.from_config(c)
+    del c["num_experts"], c["num_experts_per_tok"], c["num_key_value_heads"]
+    hub = {**c, "moe_num_experts": 288, "moe_top_k": 8, "num_attention_groups": 8,
+           "attention_other_setting": {"attention_type": "sliding_attention", "num_attention_heads": 96,
+                                       "num_attention_groups": 8, "head_dim": 128, "true_head_dim": 128}}
+    spec = specs.from_config(hub)
+    assert spec.attention == plain.attention
+    # 33 sliding layers x 32 more query heads: q and o (2 x 4096 x 128 each) and the gate (4096 each)
+    assert spec.params_total - plain.params_total == 33 * 32 * (2 * 4096 * 128 + 4096)
+
+
+NAS = "nvidia--Llama-3_3-Nemotron-Super-49B-v1"
+# DeciLM's SwiGLU width per ffn_mult of d = 8192: int(2 x mult x 8192 / 3) rounded up to a multiple of 256
+# (the rule vLLM's nemotron_nas.py and the checkpoint's modeling_decilm.py apply), worked by hand
+NAS_WIDTHS = {5.25: 28_672,          # 28,672 exactly (Llama 3 70B's width)
+              3.28125: 17_920,       # 17,920 = 70 x 256
+              2.625: 14_336,         # 14,336 = 56 x 256
+              1.3125: 7_168,         # 7,168 = 28 x 256
+              1.0: 5_632,            # int(5,461.3) = 5,461, up to 22 x 256
+              0.5: 2_816}            # int(2,730.7) = 2,730, up to 11 x 256
+
+
+def test_nemotron_nas_cache_and_counts_by_hand():
+    """Llama-3.3-Nemotron-Super-49B, layer by layer from block_configs: 31 of its 80 layers have no
+    attention (no_op) and cache nothing; the other 49 keep 64 / n_heads_in_group 8 = 8 KV heads of
+    8192 / 64 = 128, so a token adds 49 x 2 x 8 x 128 x 2 B = 200,704 B (BF16). Parameters: the
+    embedding and the untied head (128,256 x 8192 each); per attention layer q and o (8192 x 64 x 128
+    each) and k, v (8192 x 8 x 128 each); per FFN 3 x 8192 x its width; an RMSNorm of 8192 before each
+    attention and each FFN, and the final one: 49,867,145,216 (its card: 49.9B), all active."""
+    c = json.loads((corpus() / f"{NAS}_config.json").read_text())
+    d, blocks = 8192, c["block_configs"]
+    attention = [b for b in blocks if not b["attention"]["no_op"]]
+    assert len(attention) == 49 and {b["attention"]["n_heads_in_group"] for b in attention} == {8}
+    assert not any(b["ffn"]["no_op"] or b["ffn"]["replace_with_linear"]
+                   or b["attention"]["replace_with_linear"] for b in blocks)
+    spec = specs.from_config(c)
+    assert kv.kv_bytes_per_token(spec, "bf16") == 200_704 and kv.fixed_bytes(spec, 4096, "bf16") == 0
+    assert kv.request_kv_bytes(spec, 131_072, "fp8") == 131_072 * 200_704 // 2
+    ffn = sum(3 * d * NAS_WIDTHS[b["ffn"]["ffn_mult"]] for b in blocks)
+    total = 2 * 128_256 * d + 49 * (2 * d * 64 * 128 + 2 * d * 8 * 128) + ffn + (49 + 80 + 1) * d
+    assert total == 49_867_145_216
+    assert (spec.params_total, spec.params_active) == (total, total - 128_256 * d)
+
+
+def _nas(blocks, **kw):
+    return {"model_type": "nemotron-nas", "num_hidden_layers": len(blocks), "hidden_size": 256,
+            "num_attention_heads": 8, "num_key_value_heads": None, "intermediate_size": None,
+            "vocab_size": 1000, "tie_word_embeddings": False, "block_configs": blocks, **kw}
+
+
+def _block(attention=None, ffn=None):
+    return {"attention": {"n_heads_in_group": 4, "no_op": False, "replace_with_linear": False,
+                          **(attention or {})},
+            "ffn": {"ffn_mult": 1.5, "no_op": False, "replace_with_linear": False, **(ffn or {})}}
+
+
+def test_nemotron_nas_linear_replacements_and_no_ops_by_hand():
+    """Four layers of d = 256, 8 heads of 32: GQA with 8 / 4 = 2 KV heads and 8 / 1 = 8; attention
+    replaced by one 256 x 256 Linear (no cache); no attention. FFNs: ffn_mult 1.5 gives int(256) = 256
+    wide, 3 gives 512, a linear one 256 x 256, and a no-op. Per token: (2 + 8) heads x 2 x 32 x 2 B =
+    1,280 B (BF16)."""
+    blocks = [_block(), _block({"n_heads_in_group": 1}, {"ffn_mult": 3.0}),
+              _block({"replace_with_linear": True}, {"replace_with_linear": True}),
+              _block({"no_op": True}, {"no_op": True})]
+    spec = specs.from_config(_nas(blocks))
+    assert [(g.kind, g.layers, g["kv_heads"]) for g in spec.attention] == [("mha", 1, 8), ("mha", 1, 2)]
+    assert kv.kv_bytes_per_token(spec, "bf16") == 1_280
+    q_o = 2 * 256 * 8 * 32
+    attn = (q_o + 2 * 256 * 2 * 32) + (q_o + 2 * 256 * 8 * 32) + 256 * 256
+    ffn = 3 * 256 * 256 + 3 * 256 * 512 + 256 * 256
+    norms = 256 * (3 + 3 + 1)                 # three attention norms, three FFN norms, the final one
+    assert spec.params_total == 2 * 1000 * 256 + attn + ffn + norms
+
+
+NAS_BAD = [  # (blocks or config keys, the key the error names)
+    ({"block_configs": [_block({"window_length": 4096})] * 2}, "block_configs[0].attention.window_length"),
+    ({"block_configs": [_block({"num_sink_tokens": 4})] * 2}, "block_configs[0].attention.num_sink_tokens"),
+    ({"block_configs": [_block(ffn={"sparsify": ["x"]})] * 2}, "block_configs[0].ffn.sparsify"),
+    ({"block_configs": [_block(ffn={"intermediate_size": 512})] * 2},
+     "block_configs[0].ffn.intermediate_size"),
+    ({"block_configs": [_block({"n_heads_in_group": 3})] * 2}, "block_configs[0].attention.n_heads_in_group"),
+    ({"block_configs": [_block({"n_heads_in_group": None})] * 2},
+     "block_configs[0].attention.n_heads_in_group"),
+    ({"block_configs": [_block(ffn={"ffn_mult": None})] * 2}, "block_configs[0].ffn.ffn_mult"),
+    ({"block_configs": [{**_block(), "parallel_blocks": []}] * 2}, "block_configs[0]"),
+    ({"block_configs": [_block()]}, "block_configs"),                           # fewer than the layers
+    ({"attention_bias": True}, "attention_bias"),
+]
+
+
+@pytest.mark.parametrize("change,key", NAS_BAD, ids=[k for _, k in NAS_BAD])
+def test_nemotron_nas_blocks_it_cannot_price_are_refused(change, key):
+    c = {**_nas([_block()] * 2), **change}
+    assert pytest.raises(ParameterError, specs.from_config, c).value.name == key
+
+
+M3 = "MiniMaxAI--MiniMax-M3"
+
+
+def test_minimax_m3_cache_by_hand():
+    """MiniMax-M3: every one of its 60 layers is GQA attention keeping K and V of 4 KV heads of 128
+    for every token (its sparse attention selects blocks, it evicts none): 60 x 2 x 4 x 128 x 2 B =
+    122,880 B a token (BF16). The 57 layers sparse_attention_freq marks also keep their indexer's
+    key, one 128-value vector a token, in the cache's dtype: 57 x 128 x 2 B = 14,592 B. 137,472 B in
+    all, half in FP8 (per-tensor scales); no fixed state. The FP8-wrapped NVFP4 checkpoint
+    (minimax_m3_vl, its text_config) reads alike."""
+    spec = specs.from_config(corpus() / f"{M3}_config.json")
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 60), ("indexer", 57)]
+    assert kv.kv_breakdown(spec, 1, "bf16") == {"K/V heads": 122_880, "indexer keys": 14_592}
+    assert kv.kv_bytes_per_token(spec, "bf16") == 137_472 and kv.kv_bytes_per_token(spec, "fp8") == 68_736
+    assert kv.fixed_bytes(spec, 4096, "bf16") == 0
+    wrapped = specs.from_config(corpus() / "nvidia--MiniMax-M3-NVFP4_config.json")
+    assert wrapped.attention == spec.attention and wrapped.params_total == spec.params_total
+    assert "module names" in wrapped.raw["weights_unknown"]
+
+
+def _tiny_minimax_m3():
+    import transformers
+    return transformers.MiniMaxM3VLTextConfig(
+        vocab_size=64, hidden_size=64, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+        head_dim=16, intermediate_size=16, dense_intermediate_size=32, shared_intermediate_size=24,
+        num_local_experts=4, num_experts_per_tok=2, rotary_dim=8, moe_layer_freq=[0, 1, 1, 1], eos_token_id=2,
+        sparse_attention_config={"sparse_attention_freq": [0, 1, 0, 1], "sparse_index_dim": 8,
+                                 "sparse_num_index_heads": 2, "sparse_block_size": 2, "sparse_topk_blocks": 2,
+                                 "sparse_local_block": 1, "sparse_disable_index_value": [0, 1, 0, 1]})
+
+
+def test_minimax_m3_cache_and_counts_are_what_transformers_builds():
+    """A tiny MiniMax-M3 (full, sparse, full, sparse attention; dense, then three MoE MLPs) run on 5
+    tokens: every layer's cache holds K and V of (batch, kv_heads, 5, head_dim), each sparse layer's
+    also the indexer keys, (batch, 1, 5, index_head_dim): the book's groups, byte for byte in BF16.
+    Its parameters are the book's count but for the routers' selection bias (a buffer there)."""
+    import transformers
+    cfg = _tiny_minimax_m3()
+    model = transformers.MiniMaxM3VLForCausalLM(cfg).eval()
+    with torch.no_grad():
+        cache = model(torch.arange(5)[None], use_cache=True).past_key_values
+    spec = specs.from_config(cfg.to_dict())       # layer_types and index_* as transformers saves them
+    assert [(g.kind, g.layers) for g in spec.attention] == [("mha", 4), ("indexer", 2)]
+    for i, t in enumerate(cfg.layer_types):
+        assert cache.layers[i].keys.shape == cache.layers[i].values.shape == (1, 2, 5, 16)
+        assert (getattr(cache.layers[i], "idx_keys", None) is not None) == (t == "minimax_m3_sparse")
+    per_token = {"K/V heads": sum(2 * layer.keys[0, :, 0].numel() for layer in cache.layers) * 2,
+                 "indexer keys": sum(layer.idx_keys[0, :, 0].numel() for layer in cache.layers[1::2]) * 2}
+    assert kv.kv_breakdown(spec, 1, "bf16") == per_token
+    assert params.param_counts(spec).total - sum(p.numel() for p in model.parameters()) == 3 * 4
+    corpus_style = {**cfg.to_dict(), "layer_types": None, "mlp_layer_types": None,      # as the hub's config
+                    "moe_layer_freq": [0, 1, 1, 1],
+                    "sparse_attention_config": {"sparse_attention_freq": [0, 1, 0, 1], "sparse_index_dim": 8}}
+    assert specs.from_config(corpus_style).attention == spec.attention
+
+
+def test_minimax_m3_counter_equals_transformers_modules():
+    """MiniMax-M3 whole, as transformers' MiniMaxM3VLForCausalLM builds it on the meta device: the book
+    counts 426,174,572,928 parameters, 57 MoE layers x 128 selection biases more (buffers there);
+    24,733,280,640 active (4 of 128 experts and the shared one)."""
+    import transformers
+    c = json.loads((corpus() / f"{M3}_config.json").read_text())
+    text = {k: v for k, v in c.items() if k not in ("model_type", "architectures", "torch_dtype")}
+    with torch.device("meta"):
+        model = transformers.MiniMaxM3VLForCausalLM(transformers.MiniMaxM3VLTextConfig(**text))
+    spec = specs.from_config(c)
+    counts = params.param_counts(spec)
+    assert counts.total - sum(p.numel() for p in model.parameters()) == 57 * 128
+    assert (counts.total, counts.activated()) == (426_174_572_928, 24_733_280_640)
+    # under attention TP each rank keeps each sparse layer's indexer key projection whole (d x 128)
+    assert params.tp_replicated(spec)["attention"] == 57 * 6144 * 128
+
+
+M3_BAD = [  # (a change to the corpus config, the key the error names)
+    ({"attention_output_gate": True}, "attention_output_gate"),
+    ({"n_shared_experts": 2}, "n_shared_experts"),
+    ({"moe_intermediate_size": 2048}, "moe_intermediate_size"),     # transformers: intermediate_size
+    ({"first_k_dense_replace": 4}, "first_k_dense_replace"),
+    ({"index_head_dim": 64}, "sparse_attention_config.sparse_index_dim"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "sparse_index_ratio": 4}},
+     "sparse_attention_config.sparse_index_ratio"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "sparse_disable_index_value": [0] * 60}},
+     "sparse_attention_config.sparse_disable_index_value"),
+    ({"sparse_attention_config": {"sparse_attention_freq": [1] * 60, "use_sparse_attention": False}},
+     "sparse_attention_config.use_sparse_attention"),
+    ({"layer_types": ["full_attention"] * 60}, "layer_types"),           # unlike sparse_attention_freq
+    ({"moe_layer_freq": [0, 0, 0, 2] + [1] * 56}, "moe_layer_freq"),
+]
+
+
+@pytest.mark.parametrize("change,key", M3_BAD, ids=[k for _, k in M3_BAD])
+def test_minimax_m3_keys_it_cannot_price_are_refused(change, key):
+    c = json.loads((corpus() / f"{M3}_config.json").read_text())
+    assert pytest.raises(ParameterError, specs.from_config, {**c, **change}).value.name == key
+
+
 # What kv_breakdown (and so every table and the plan command) calls each family's cache groups: a
 # fixed state by its mechanism, Llama 4's chunks apart from sliding windows (one corpus config each).
 LABELS = {
@@ -256,6 +541,9 @@ LABELS = {
     "moonshotai--Kimi-K3": ["KDA state", "MLA latent"],
     "Qwen--Qwen3.5-397B-A17B": ["Gated DeltaNet state", "K/V heads"],
     "nvidia--NVIDIA-Nemotron-3-Nano-30B-A3B-BF16": ["Mamba-2 state", "K/V heads"],
+    "stepfun-ai--Step-3.7-Flash": ["K/V heads", "sliding window"],
+    "nvidia--Llama-3_3-Nemotron-Super-49B-v1": ["K/V heads"],
+    "MiniMaxAI--MiniMax-M3": ["K/V heads", "indexer keys"],
 }
 
 

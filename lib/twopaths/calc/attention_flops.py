@@ -121,7 +121,7 @@ from dataclasses import dataclass
 
 from ..errors import ParameterError, check_int
 from ..specs import ModelSpec
-from ..specs.from_config import Reader, _kv
+from ..specs.from_config import Reader, _kv, step3p7_sliding_heads
 from ..specs.params import param_counts
 from . import kv
 
@@ -215,6 +215,8 @@ def _sliding_heads(c: dict, family: str) -> tuple[int, dict]:
     r = Reader(c, family)
     if family == "mimo_v2":
         return r.dim("swa_num_attention_heads"), _kv(r, "swa_num_key_value_heads", "swa_head_dim", "swa_v_head_dim")
+    if family == "step3p7":             # its own query heads, the full layers' K/V
+        return step3p7_sliding_heads(c), _kv(r)
     return r.dim("num_attention_heads"), _kv(r)
 
 
@@ -263,7 +265,8 @@ def _mamba_hybrid(spec: ModelSpec) -> list[AttentionLayers]:
 # Keyed by specs.from_config's family names.
 READERS = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek, "kimi_linear": _deepseek,
            "gqa": _softmax_and_delta, "gemma": _softmax_and_delta, "mimo_v2": _softmax_and_delta,
-           "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta, "nemotron_h": _mamba_hybrid}
+           "llama4": _softmax_and_delta, "gated_deltanet": _softmax_and_delta, "nemotron_h": _mamba_hybrid,
+           "step3p7": _softmax_and_delta, "nemotron_nas": _softmax_and_delta}
 
 
 def attention_layers(spec: ModelSpec | str) -> list[AttentionLayers]:

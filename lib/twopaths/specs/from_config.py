@@ -351,6 +351,306 @@ def nemotron_h_groups(c: dict) -> list[CacheGroup]:
             + _group("mha", types.count("full_attention"), **_kv(r)))
 
 
+# Step3p7TextConfig's attribute_map: the hub configs' names for keys the book reads by their own names
+# (AIConfigurator's corpus also names the experts num_experts).
+STEP3P7_ALIASES = {"moe_num_experts": "n_routed_experts", "num_experts": "n_routed_experts",
+                   "moe_top_k": "num_experts_per_tok", "share_expert_dims": "share_expert_dim",
+                   "num_attention_groups": "num_key_value_heads",
+                   "num_mtp_layers": "num_nextn_predict_layers"}
+
+
+def step3p7_keys(c: dict) -> dict:
+    """The config with each alias under the name the book reads; two names of one key that disagree
+    are refused (transformers would take one of them silently)."""
+    out = dict(c)
+    for key in set(STEP3P7_ALIASES.values()):
+        names = [key, *(a for a, k in STEP3P7_ALIASES.items() if k == key)]
+        given = {n: c[n] for n in names if c.get(n) is not None}
+        if len(set(map(repr, given.values()))) > 1:
+            alias = next(n for n in given if n != key)
+            raise ParameterError(alias, given[alias], "one value under all its names: "
+                                 + ", ".join(f"{n} {v}" for n, v in given.items()))
+        if given:
+            out[key] = next(iter(given.values()))
+    return out
+
+
+# Step-3.7's per-layer MLP kinds, as Step3p7TextConfig reads them: ``mlp_layer_types`` ("dense" or
+# "sparse" a layer), else the hub configs' ``moe_layers_enum`` (the MoE layers' indices), else every
+# layer from the fourth on is MoE (its default, whatever first_k_dense_replace says).
+STEP3P7_DENSE_DEFAULT = 3
+
+
+def _mlp_layer_types(r: Reader) -> list[bool] | None:
+    """Per layer, whether ``mlp_layer_types`` ("dense" or "sparse") makes it MoE; None without one."""
+    if r.c.get("mlp_layer_types") is None:
+        return None
+    types = r.layer_list("mlp_layer_types")
+    if set(types) - {"dense", "sparse"}:
+        odd = sorted(set(types) - {"dense", "sparse"})
+        raise ParameterError("mlp_layer_types", odd, "'dense' or 'sparse' a layer")
+    return [t == "sparse" for t in types]
+
+
+def _dense_lead(c: dict, moe: list[bool]) -> list[bool]:
+    """``moe``, checked against a stated ``first_k_dense_replace`` (AIConfigurator's corpus gives one,
+    transformers reads none): the leading dense layers, every later one MoE, or two readings differ."""
+    lead, stated = next((i for i, m in enumerate(moe) if m), len(moe)), c.get("first_k_dense_replace")
+    if stated is not None and (stated != lead or not all(moe[lead:])):
+        raise ParameterError("first_k_dense_replace", c["first_k_dense_replace"],
+                             f"{lead}, the dense layers the MLP schedule gives (every later layer MoE)")
+    return moe
+
+
+def step3p7_moe_layers(c: dict) -> list[bool]:
+    """Per layer, whether Step-3.7's block holds the MoE (else a dense SwiGLU)."""
+    r = Reader(c, "step3p7")
+    L = r.dim("num_hidden_layers")
+    moe = _mlp_layer_types(r)
+    if moe is None and c.get("moe_layers_enum") is not None:
+        v = c["moe_layers_enum"]
+        items = v.split(",") if isinstance(v, str) else v
+        try:
+            listed = {int(i) for i in items if str(i).strip()}
+        except (TypeError, ValueError):
+            raise ParameterError("moe_layers_enum", v, "the MoE layers' indices (a list or a comma-separated "
+                                 "string)") from None
+        moe = [i in listed for i in range(L)]
+    return _dense_lead(c, moe if moe is not None else [i >= STEP3P7_DENSE_DEFAULT for i in range(L)])
+
+
+# The sliding layers' own attention settings in Step's hub configs (``attention_other_setting``): only
+# their query heads differ in transformers' Step3p7TextConfig, which reads nothing else from it; a
+# K/V geometry there unlike the full layers' would be the checkpoint's and not transformers', so refused.
+STEP3P7_OTHER = "attention_other_setting."
+STEP3P7_SAME = {"num_attention_groups": "num_key_value_heads", "head_dim": "head_dim",
+                "true_head_dim": "head_dim"}
+
+
+def step3p7_sliding_heads(c: dict) -> int:
+    """Query heads of Step-3.7's sliding-window layers: ``num_sliding_attention_heads``, else
+    ``attention_other_setting.num_attention_heads``, else the full layers' ``num_attention_heads``."""
+    r = Reader(c, "step3p7")
+    for key, same in STEP3P7_SAME.items():
+        if c.get(STEP3P7_OTHER + key) is not None and c[STEP3P7_OTHER + key] != r.dim(same):
+            raise ParameterError(STEP3P7_OTHER + key, c[STEP3P7_OTHER + key],
+                                 f"{same} ({c.get(same)}): the sliding layers' K/V as the full layers'")
+    known = {STEP3P7_OTHER + k for k in (*STEP3P7_SAME, "num_attention_heads", "attention_type")}
+    odd = sorted(k for k in c if k.startswith(STEP3P7_OTHER) and k not in known)
+    if odd:
+        raise ParameterError(odd[0], c[odd[0]], "a key of attention_other_setting the book reads: "
+                             + ", ".join(sorted(k.removeprefix(STEP3P7_OTHER) for k in known)))
+    if c.get("num_sliding_attention_heads") is not None:
+        return r.dim("num_sliding_attention_heads")
+    return r.dim(STEP3P7_OTHER + "num_attention_heads", r.dim("num_attention_heads"))
+
+
+def step3p7_layer_heads(c: dict) -> list[int]:
+    """Query heads of each Step-3.7 layer: the sliding ones' (``step3p7_sliding_heads``) or the full
+    ones'. A config transformers saved also lists them in ``per_layer_config`` (a layer's overrides,
+    flattened here to ``per_layer_config.<layer>.<key>``); an override that says otherwise, or of
+    another key, is refused."""
+    r = Reader(c, "step3p7")
+    sliding, full = step3p7_sliding_heads(c), r.dim("num_attention_heads")
+    heads = [sliding if t == "sliding_attention" else full for t in r.layer_list("layer_types")]
+    for key in (k for k in c if k.startswith("per_layer_config.")):
+        layer, _, name = key.removeprefix("per_layer_config.").partition(".")
+        if name != "num_attention_heads" or not layer.isdigit() or int(layer) >= len(heads) \
+                or c[key] != heads[int(layer)]:
+            want = heads[int(layer)] if layer.isdigit() and int(layer) < len(heads) else "a layer's"
+            raise ParameterError(key, c[key], f"num_attention_heads of a layer, {want} (the sliding layers' "
+                                 "num_sliding_attention_heads, the full ones' num_attention_heads)")
+    return heads
+
+
+def step3p7_groups(c: dict) -> list[CacheGroup]:
+    """Step-3.7-Flash: full GQA layers and sliding-window ones (``layer_types``, which hub configs pad
+    with the MTP layers' entries), both with the same K/V heads and head size (the sliding layers'
+    query heads may differ: ``step3p7_sliding_heads``); the MLP schedule is checked here too."""
+    for key in ("attention_bias", "mlp_bias", "use_bidirectional_attention"):
+        if c.get(key):
+            raise ParameterError(key, c[key], "false (Step-3.7 ships none; the book does not price it)")
+    if c.get("use_head_wise_attn_gate") is False:       # transformers builds the gate whatever it says
+        raise ParameterError("use_head_wise_attn_gate", False,
+                             "true (transformers' Step3p7 gates every head whatever it says)")
+    if c.get("gating", True) not in (True, "per-head"):
+        raise ParameterError("gating", c["gating"], "true or 'per-head' (one output gate a query head, as "
+                             "Step-3.7's g_proj)")
+    step3p7_layer_heads(c)
+    step3p7_moe_layers(c)
+    return gqa_groups(c)
+
+
+# Nemotron-NAS (DeciLM, Llama-3.x-Nemotron Super/Ultra): each layer's ``block_configs`` entry sets its
+# attention and FFN apart. What each may say, with the value the book reads as "not there" for the
+# keys it does not price (a sliding window, sink tokens, sparsity); anything else is refused.
+NAS_PARTS = {"attention": {"no_op", "replace_with_linear", "n_heads_in_group"},
+             "ffn": {"no_op", "replace_with_linear", "ffn_mult"}}
+NAS_INERT = {"attention": {"window_length": None, "num_sink_tokens": None, "sparsify": None,
+                           "unshifted_sink": False, "use_prefill_window_in_sink_attention": False},
+             "ffn": {"sparsify": None}}
+
+
+@dataclass(frozen=True)
+class NasBlock:
+    """One Nemotron-NAS layer: its attention (``None`` a no-op, ``"linear"`` a d -> d Linear in its
+    place, else its KV heads) and its FFN (``None``, ``"linear"``, else its SwiGLU intermediate size)."""
+    attention: int | str | None
+    ffn: int | str | None
+
+
+def ffn_mult_intermediate(ffn_mult: float, hidden: int) -> int:
+    """DeciLM's SwiGLU width from ``ffn_mult``: int(2 ffn_mult d / 3), rounded up to a multiple of 256
+    (vLLM's nemotron_nas.py, ``_ffn_mult_to_intermediate_size``, from the checkpoint's own
+    modeling_decilm.py; Super-49B's 5.25 of 8192 gives 28,672, Llama 3 70B's width)."""
+    width = int(2 * ffn_mult * hidden / 3)
+    return -(-width // 256) * 256
+
+
+def nas_blocks(c: dict) -> list[NasBlock]:
+    """Each layer of a Nemotron-NAS config from its ``block_configs`` entry: attention with
+    num_attention_heads / n_heads_in_group KV heads, or a no-op, or a linear replacement (as the
+    checkpoint's DeciLMLinearAttention and DeciLMLinearMLP: one d -> d Linear, NeMo AutoModel's
+    decilm/layers.py); an FFN of ``ffn_mult`` (``ffn_mult_intermediate``), or a no-op, or linear."""
+    r = Reader(c, "nemotron_nas")
+    L, heads = r.dim("num_hidden_layers"), r.dim("num_attention_heads")
+    blocks = r.layer_list("block_configs")
+    out = []
+    for i, b in enumerate(blocks):
+        if not isinstance(b, Mapping) or set(b) != set(NAS_PARTS):
+            raise ParameterError(f"block_configs[{i}]", b, "an attention and an ffn entry, nothing else")
+        parts = {}
+        for part, keys in NAS_PARTS.items():
+            cfg, key = b[part], f"block_configs[{i}].{part}"
+            if not isinstance(cfg, Mapping):
+                raise ParameterError(key, cfg, "a dict of the layer's settings")
+            inert = NAS_INERT[part]
+            odd = sorted(k for k in cfg if k not in keys and (k not in inert or cfg[k] != inert[k]))
+            if odd:
+                raise ParameterError(f"{key}.{odd[0]}", cfg[odd[0]], "a key the book prices: "
+                                     + ", ".join(sorted(keys)) + " (and, unpriced, "
+                                     + ", ".join(f"{k} {v}" for k, v in inert.items()) + ")")
+            if cfg.get("no_op"):
+                parts[part] = None
+            elif cfg.get("replace_with_linear"):
+                parts[part] = "linear"
+            elif part == "attention":
+                group = cfg.get("n_heads_in_group")
+                if isinstance(group, bool) or not isinstance(group, Integral) or group < 1 or heads % group:
+                    raise ParameterError(f"{key}.n_heads_in_group", group, "a divisor of "
+                                         f"num_attention_heads ({heads}): the query heads a KV head serves")
+                parts[part] = heads // group
+            else:
+                mult = cfg.get("ffn_mult")
+                if isinstance(mult, bool) or not isinstance(mult, (int, float)) or mult <= 0:
+                    raise ParameterError(f"{key}.ffn_mult", mult, "a positive multiplier of hidden_size")
+                parts[part] = ffn_mult_intermediate(mult, r.dim("hidden_size"))
+        out.append(NasBlock(**parts))
+    return out[:L]
+
+
+def nemotron_nas_groups(c: dict) -> list[CacheGroup]:
+    """Nemotron-NAS: K and V in the layers that keep attention, one GQA group per KV head count
+    (num_attention_heads / n_heads_in_group); no-op and linear-replacement layers cache nothing."""
+    r = Reader(c, "nemotron_nas")
+    for key in ("attention_bias", "mlp_bias"):
+        if c.get(key):
+            raise ParameterError(key, c[key], "false (the book's Nemotron-NAS counter prices no biases)")
+    kv_heads = [b.attention for b in nas_blocks(c) if isinstance(b.attention, int)]
+    hd = _head_dim(r)
+    return [g for n in sorted(set(kv_heads), reverse=True)
+            for g in _group("mha", kv_heads.count(n), kv_heads=n, head_dim_k=hd, head_dim_v=hd)]
+
+
+# MiniMax-M3's hub names under ``sparse_attention_config`` for the keys MiniMaxM3VLTextConfig reads
+# (its __post_init__ maps them); the selection-only ones change neither the cache nor the weights.
+M3_SPARSE = "sparse_attention_config."
+M3_ALIASES = {"sparse_num_index_heads": "index_n_heads", "sparse_index_dim": "index_head_dim",
+              "sparse_block_size": "index_block_size", "sparse_topk_blocks": "index_topk_blocks",
+              "sparse_local_block": "index_local_blocks"}
+M3_SELECTION_ONLY = ("sparse_init_block", "sparse_score_type")
+M3_LAYER_TYPES = {"full_attention": False, "minimax_m3_sparse": True}
+
+
+def minimax_m3_keys(c: dict) -> dict:
+    """The config with the sparse-attention settings under transformers' names, and ``layer_types``
+    from ``sparse_attention_freq`` where it gives none (as MiniMaxM3VLTextConfig builds it). A
+    setting the book does not read, two names that disagree, or an index-value path (which adds a
+    cache of index values the book does not price) is refused."""
+    out = dict(c)
+    known = {*M3_ALIASES, *M3_SELECTION_ONLY, "sparse_attention_freq", "sparse_disable_index_value",
+             "use_sparse_attention"}
+    odd = sorted(k for k in c if k.startswith(M3_SPARSE) and k.removeprefix(M3_SPARSE) not in known)
+    if odd:
+        raise ParameterError(odd[0], c[odd[0]], "a sparse_attention_config key the book reads: "
+                             + ", ".join(sorted(known)))
+    for legacy, key in M3_ALIASES.items():
+        if c.get(M3_SPARSE + legacy) is None:
+            continue
+        if c.get(key) is not None and c[key] != c[M3_SPARSE + legacy]:
+            raise ParameterError(M3_SPARSE + legacy, c[M3_SPARSE + legacy], f"{c[key]}, the {key} it names")
+        out[key] = c[M3_SPARSE + legacy]
+    freq = c.get(M3_SPARSE + "sparse_attention_freq")
+    if freq is not None:
+        if c.get(M3_SPARSE + "use_sparse_attention") is False:
+            raise ParameterError(M3_SPARSE + "use_sparse_attention", False, "true where "
+                                 "sparse_attention_freq is given (transformers builds the indexers it lists "
+                                 "whatever this says)")
+        types = ["minimax_m3_sparse" if f else "full_attention" for f in freq]
+        if c.get("layer_types") is not None and list(c["layer_types"]) != types:
+            raise ParameterError("layer_types", "a list unlike sparse_attention_freq's", "the layers "
+                                 "sparse_attention_freq marks as minimax_m3_sparse, the others as "
+                                 "full_attention")
+        out["layer_types"] = types
+        # transformers builds no index-value path at all; a config that says a sparse layer has one
+        # (0 here) describes a cache the book does not price
+        disabled = c.get(M3_SPARSE + "sparse_disable_index_value")
+        if disabled is not None and (len(disabled) != len(freq)
+                                     or any(f and not x for f, x in zip(freq, disabled))):
+            raise ParameterError(M3_SPARSE + "sparse_disable_index_value", disabled, "1 on every sparse "
+                                 "layer (the book prices index keys, not an index-value path)")
+    return out
+
+
+def minimax_m3_moe_layers(c: dict) -> list[bool]:
+    """Per layer, whether MiniMax-M3's block holds the MoE: ``mlp_layer_types``, else ``moe_layer_freq``
+    (1 or 0 a layer), else every layer, as MiniMaxM3VLTextConfig reads them."""
+    r = Reader(c, "minimax_m3")
+    moe = _mlp_layer_types(r)
+    if moe is None and c.get("moe_layer_freq") is not None:
+        freq = r.layer_list("moe_layer_freq")
+        if set(freq) - {0, 1}:
+            raise ParameterError("moe_layer_freq", sorted(set(freq) - {0, 1}), "0 (dense) or 1 (MoE) a layer")
+        moe = [bool(f) for f in freq]
+    return _dense_lead(c, moe if moe is not None else [True] * r.dim("num_hidden_layers"))
+
+
+def minimax_m3_groups(c: dict) -> list[CacheGroup]:
+    """MiniMax-M3: GQA attention in every layer, each keeping K and V of every token (its sparse
+    attention picks blocks to attend to but evicts nothing); the ``minimax_m3_sparse`` layers also keep
+    their Lightning Indexer's key, one ``index_head_dim`` vector a token (transformers'
+    MiniMaxM3VLSparseCacheLayer.idx_keys), in the cache's dtype: the book assumes no layout of its own."""
+    r = Reader(c, "minimax_m3")
+    L = r.dim("num_hidden_layers")
+    types = r.layer_list("layer_types") if c.get("layer_types") is not None else ["full_attention"] * L
+    if set(types) - M3_LAYER_TYPES.keys():
+        odd = sorted(set(types) - M3_LAYER_TYPES.keys())
+        raise ParameterError("layer_types", odd, ", ".join(M3_LAYER_TYPES))
+    checks = {"attention_output_gate": False, "use_qk_norm": True, "qk_norm_type": "per_head",
+              "n_shared_experts": 1, "attention_bias": False, "mlp_bias": False}
+    for key, want in checks.items():        # what transformers' MiniMax-M3 builds whatever they say
+        if c.get(key) is not None and c[key] != want:
+            raise ParameterError(key, c[key], f"{want!r}, as in the MiniMax-M3 transformers builds and the "
+                                 "book counts")
+    inter = r.dim("intermediate_size")
+    if c.get("moe_intermediate_size") is not None and c["moe_intermediate_size"] != inter:
+        raise ParameterError("moe_intermediate_size", c["moe_intermediate_size"],
+                             f"intermediate_size ({inter}): transformers sizes the experts by it")
+    minimax_m3_moe_layers(c)
+    sparse = sum(M3_LAYER_TYPES[t] for t in types)
+    return _group("mha", L, **_kv(r)) + _group("indexer", sparse, ratio=1, index_dim=r.dim("index_head_dim"))
+
+
 # V3.2's published inference code keeps indexer keys in FP8 with one fp32 scale whatever the MLA cache
 # dtype; V4's is not public, so its keys are assumed stored the same way. FP8 MLA caches take FlashMLA's
 # V3.2 layout (calc/kv.py's default), V4's its own; K3 ships no KV quantisation (kv_cache_scheme: null),
@@ -394,6 +694,22 @@ FAMILIES = (
     Family("nemotron_h", ("nemotron_h",), BASE + ("mamba_num_heads", "mamba_head_dim", "ssm_state_size", "n_groups"),
            nemotron_h_groups, PER_TENSOR_FP8, {"head_dim": 128, "mamba_ssm_cache_dtype": "float32"},
            schedules=("hybrid_override_pattern", "layers_block_type"), derive=nemotron_h_layers),
+    # Step3p7's text model (transformers' Step3p7TextConfig, model_type step3p5); the corpus flattens it
+    Family("step3p7", ("step3p7", "step3p5"),
+           BASE + ("layer_types", "sliding_window", "moe_intermediate_size", "share_expert_dim",
+                   "n_routed_experts", "num_experts_per_tok", "num_key_value_heads"),
+           step3p7_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "head_dim": 128},
+           schedules=("layer_types",), derive=step3p7_keys),
+    # MiniMax-M3's text model (transformers' minimax_m3_vl_text); the corpus has it flat and wrapped
+    Family("minimax_m3", ("minimax_m3", "minimax_m3_vl", "minimax_m3_vl_text"),
+           BASE + ("num_key_value_heads", "head_dim", "dense_intermediate_size", "shared_intermediate_size",
+                   "num_local_experts", "num_experts_per_tok"),
+           minimax_m3_groups, PER_TENSOR_FP8, {"tie_word_embeddings": False, "index_head_dim": 128,
+                                               "index_n_heads": 4},
+           schedules=("layer_types",), derive=minimax_m3_keys),
+    # DeciLM's remote-code config: num_key_value_heads and intermediate_size are null, block_configs says
+    Family("nemotron_nas", ("nemotron-nas",), BASE + ("block_configs",), nemotron_nas_groups, PER_TENSOR_FP8,
+           schedules=("block_configs",)),
 )
 MODEL_TYPES = {t: f for f in FAMILIES for t in f.model_types}
 # Sizes that must be whole and positive wherever a config gives them (others, such as

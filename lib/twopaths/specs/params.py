@@ -432,6 +432,88 @@ def _nemotron_h(spec: ModelSpec) -> list[Component]:
     return comps + [Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
 
 
+def _step3p7(spec: ModelSpec) -> list[Component]:
+    """Step-3.7-Flash as transformers builds it: GQA attention with per-head q/k norms and a sigmoid
+    output gate a query head (g_proj, d -> heads), the sliding layers with their own query heads;
+    dense SwiGLU layers, then MoE layers of routed experts, one shared expert of ``share_expert_dim``
+    and a sigmoid router with its selection bias (a buffer in transformers, in the checkpoint). The
+    MTP layers are not counted."""
+    from .from_config import step3p7_layer_heads, step3p7_moe_layers
+    c = spec.raw["config"]
+    d, L, hd, kvh = c["hidden_size"], c["num_hidden_layers"], c["head_dim"], c["num_key_value_heads"]
+    attn = sum(2 * d * h * hd + 2 * d * kvh * hd + d * h for h in step3p7_layer_heads(c))
+    moe = sum(step3p7_moe_layers(c))
+    E, k = c["n_routed_experts"], c["num_experts_per_tok"]
+    expert, dense = swiglu(d, c["moe_intermediate_size"]), (L - moe) * swiglu(d, c["intermediate_size"])
+    router = E * d + (E if c.get("use_moe_router_bias", True) else 0)
+    shared = swiglu(d, c["share_expert_dim"])
+    norms = L * (2 * hd + 2 * d) + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * router, moe * router, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
+def _nemotron_nas(spec: ModelSpec) -> list[Component]:
+    """Nemotron-NAS as its DeciLM layers hold it, layer by layer (``from_config.nas_blocks``): GQA
+    attention (q, k, v, o, no biases) with its input RMSNorm, or a d -> d Linear in its place with the
+    norm, or nothing; a SwiGLU of the layer's own width with its post-attention RMSNorm, or a d -> d
+    Linear with the norm, or nothing. Dense: every weight is active."""
+    from .from_config import nas_blocks
+    c = spec.raw["config"]
+    d, heads = c["hidden_size"], c["num_attention_heads"]
+    hd = c.get("head_dim") or d // heads
+    blocks = nas_blocks(c)
+    attn = ffn = norms = 0
+    for b in blocks:
+        if b.attention == "linear":
+            attn += d * d
+        elif b.attention is not None:
+            attn += 2 * d * heads * hd + 2 * d * b.attention * hd
+        ffn += d * d if b.ffn == "linear" else swiglu(d, b.ffn) if b.ffn is not None else 0
+        norms += d * ((b.attention is not None) + (b.ffn is not None))
+    norms += d
+    n_attn, n_ffn = (sum(getattr(b, part) is not None for b in blocks) for part in ("attention", "ffn"))
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, n_attn),
+        Component("dense FFN", "dense_ffn", ffn, ffn, n_ffn),
+        Component("norms", "norms", norms, norms, len(blocks)), _mtp(c, 0)]
+
+
+def _minimax_m3(spec: ModelSpec) -> list[Component]:
+    """MiniMax-M3 as transformers builds its text model: GQA attention with per-head q/k norms in every
+    layer, and on the sparse layers a Lightning Indexer (q: d -> index heads x index_head_dim, one key
+    d -> index_head_dim, each with its norm); dense SwiGLU layers of ``dense_intermediate_size``, then
+    MoE layers of routed experts (``intermediate_size`` wide), one shared expert of
+    ``shared_intermediate_size`` and a sigmoid router with its selection bias (a buffer in
+    transformers, in the checkpoint). The MTP modules are not counted."""
+    from .from_config import minimax_m3_moe_layers
+    c = spec.raw["config"]
+    d, L, heads = c["hidden_size"], c["num_hidden_layers"], c["num_attention_heads"]
+    hd, kvh = c["head_dim"], c["num_key_value_heads"]
+    sparse = sum(g.layers for g in spec.attention if g.kind == "indexer")
+    idim = c["index_head_dim"]
+    attn = L * (2 * d * heads * hd + 2 * d * kvh * hd)
+    indexer = sparse * (d * c["index_n_heads"] * idim + d * idim)
+    moe = sum(minimax_m3_moe_layers(c))
+    E, k = c["num_local_experts"], c["num_experts_per_tok"]
+    expert, dense = swiglu(d, c["intermediate_size"]), (L - moe) * swiglu(d, c["dense_intermediate_size"])
+    router = E * d + (E if c.get("use_routing_bias", True) else 0)
+    shared = swiglu(d, c["shared_intermediate_size"])
+    norms = L * (2 * hd + 2 * d) + sparse * 2 * idim + d
+    return _embedding_and_head(c) + [
+        Component("attention", "attention", attn, attn, L),
+        Component("Lightning Indexer", "attention", indexer, indexer, sparse),
+        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+        Component("router", "router", moe * router, moe * router, moe),
+        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
+        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+
+
 def _embedding_and_head(c: dict) -> list[Component]:
     emb = c["vocab_size"] * c["hidden_size"]
     head = 0 if c["tie_word_embeddings"] else emb
@@ -451,7 +533,8 @@ def _mtp(c: dict, layer_params: int) -> Component:
 # Keyed by specs.from_config's family names.
 FAMILIES = {"mla": _deepseek, "mla+dsa": _deepseek, "deepseek_v4": _deepseek_v4, "kimi_linear": _kimi_k3,
             "gqa": _gqa, "gated_deltanet": _qwen_hybrid, "gemma": _gemma, "mimo_v2": _mimo_v2,
-            "llama4": _llama4, "nemotron_h": _nemotron_h}
+            "llama4": _llama4, "nemotron_h": _nemotron_h, "step3p7": _step3p7,
+            "nemotron_nas": _nemotron_nas, "minimax_m3": _minimax_m3}
 
 
 # ---- what attention tensor parallelism cannot split ----
@@ -471,9 +554,9 @@ def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED
 
     The projections that make one vector for all heads belong to no head: MLA's q_a and kv_a (the
     latents), V4's q_a and its single shared K=V head, V4's compressors (their entries are per token),
-    KDA's forget-gate down-projection, V3.2's indexer key. So do the router, LatentMoE's latent
-    projections, the residual mixers and the norms, and, as SGLang serves it with data-parallel
-    attention, the embedding and the shared experts. The rest (per-head projections, output
+    KDA's forget-gate down-projection, V3.2's and MiniMax-M3's indexer keys. So do the router,
+    LatentMoE's latent projections, the residual mixers and the norms, and, as SGLang serves it with
+    data-parallel attention, the embedding and the shared experts. The rest (per-head projections, output
     projections, the dense FFN, the output head) splits ``tp`` ways. A dense model is served with
     plain TP, whose vocabulary-parallel embedding splits too (SGLang's ``VocabParallelEmbedding``
     with ``enable_tp`` unless DP attention is on). ``groups`` names the whole groups another way of
@@ -497,6 +580,8 @@ def tp_replicated(spec: ModelSpec | str, groups: tuple[str, ...] = TP_REPLICATED
             attention += d * c["q_lora_rank"] + d * c["head_dim"] + parts.get("compressor", (0, 0))[0]
             if "indexer" in parts:          # the indexer's own compressor; its query heads split
                 attention += r * 2 * c["index_head_dim"] + 2 * d * 2 * c["index_head_dim"]
+    elif family == "minimax_m3":       # each sparse layer's indexer key: one vector for all its heads
+        attention = sum(g.layers for g in spec.attention if g.kind == "indexer") * d * c["index_head_dim"]
     else:       # GQA, Gated DeltaNet, Mamba-2: every projection is per head (KV heads >= tp assumed)
         attention = 0
     out["attention"] = attention
