@@ -14,7 +14,8 @@ The conventions these rules hold a chapter to:
 - a cell that only glues or asserts is tagged ``remove-input``; slider cells ``remove-cell``;
 - the parameters cell and the setup cell (the one calling ``chapter.setup``) are folded with
   ``hide-input``: a re-run's reader opens them, the page's reader starts at the argument;
-- papermill's injected-parameters cell is tagged ``remove-cell`` by the runner.
+- papermill's injected-parameters cell is tagged ``remove-cell`` by the runner;
+- an exercise's solution reads only names its page shows the definition of.
 
 The rules read the notebooks' sources (cheap, always) and the executed copies of the book's last run
 (``_build/src/notebooks``), in ``make test``'s site stage, after the smoke run. Each rule is also run on a small synthetic notebook holding its defect, so
@@ -32,6 +33,7 @@ from pathlib import Path
 
 import pytest
 
+from cell_names import BUILTINS, defined, read
 from twopaths.machinery import figures, runner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -211,13 +213,33 @@ def unfolded_setup(nb) -> list[str]:
             and "hide-input" not in tags(cell)]
 
 
+def hidden_names_in_solutions(nb) -> list[str]:
+    """A solution a reader copies must run in their kernel: it reads only names that shown cells
+    (or it) define, never one bound only in a ``remove-input`` cell the page does not show."""
+    shown, in_solution, problems = set(BUILTINS), False, []
+    for i, cell in enumerate(nb["cells"]):
+        text = source(cell)
+        if cell["cell_type"] == "markdown":
+            start, end = text.rfind("{solution-start}"), text.rfind("{solution-end}")
+            in_solution = start > end if start >= 0 or end >= 0 else in_solution   # the last one counts
+            continue
+        tree = parse(text)
+        if tree is None or tags(cell) & NOT_SHOWN:
+            continue
+        if in_solution:
+            problems += [f"cell {i}: {name} is defined only in cells the page does not show"
+                         for name in sorted(read(tree) - defined(tree) - shown)]
+        shown |= defined(tree)
+    return problems
+
+
 def injected_shown(nb) -> list[str]:
     return [f"cell {i}" for i, cell in enumerate(nb["cells"])
             if "injected-parameters" in tags(cell) and "remove-cell" not in tags(cell)]
 
 
 SOURCE_RULES = (long_lines, long_cells, bare_last_expressions, uncaptioned_figures,
-                shown_bookkeeping, shown_sliders, unfolded_setup)
+                shown_bookkeeping, shown_sliders, unfolded_setup, hidden_names_in_solutions)
 EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, injected_shown)
 
 
@@ -305,6 +327,22 @@ DEFECTS = [
 def test_each_rule_catches_its_defect(rule, defect, repaired):
     assert rule(nb_of(defect)), f"{rule.__name__} missed {defect[0]!r}"
     assert not rule(nb_of(repaired)), f"{rule.__name__} flags the repaired {repaired[0]!r}"
+
+
+def _solution_book(hidden_tags):
+    def md(text):
+        return {"cell_type": "markdown", "metadata": {}, "source": text}
+    nb = nb_of(("k3 = 1", {"tags": hidden_tags}, []), ("shown = 2", {}, []))
+    nb["cells"] += [md("```{solution-start} ex\n```"), *nb_of(("print(k3 + shown)", {}, []))["cells"],
+                    md("```{solution-end}\n```\n\n```{exercise} Next\n```\n\n```{solution-start} ex2\n```"),
+                    *nb_of(("print(shown)", {}, []))["cells"], md("```{solution-end}\n```")]
+    return nb
+
+
+def test_a_solution_reading_a_name_only_a_hidden_cell_defines_is_caught():
+    assert hidden_names_in_solutions(_solution_book(["remove-input"])) == [
+        "cell 3: k3 is defined only in cells the page does not show"]
+    assert hidden_names_in_solutions(_solution_book(["hide-input"])) == []     # folded, still shown
 
 
 def test_figure_names_must_be_unique():

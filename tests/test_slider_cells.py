@@ -4,11 +4,12 @@ every name it reads is defined in it or in a cell above it (chapter 12's once dr
 imported only further down, a NameError in a live kernel)."""
 
 import ast
-import builtins
 import json
 from pathlib import Path
 
 import pytest
+
+from cell_names import BUILTINS, defined, read
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -18,29 +19,9 @@ def code_cells(path: Path) -> list[str]:
     return ["".join(c["source"]) for c in json.loads(path.read_text())["cells"] if c["cell_type"] == "code"]
 
 
-def defined(tree: ast.AST) -> set[str]:
-    """Every name a cell binds: assignments, imports, functions, classes, loop and with targets,
-    parameters, comprehension variables."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            names.add(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, ast.arg):
-            names.add(node.arg)
-    return names
-
-
-def read(tree: ast.AST) -> set[str]:
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-
-
 def undefined_in_sliders(cells: list[str]) -> list[str]:
     """The names each slider cell reads that neither it nor a cell above it defines."""
-    problems, above = [], set(dir(builtins)) | {"display", "get_ipython"}
+    problems, above = [], set(BUILTINS)
     for i, source in enumerate(cells):
         tree = ast.parse(source)
         if "sliders.show(" in source:
