@@ -220,3 +220,16 @@ def test_a_sliding_window_splits_by_heads_under_attention_tp():
     whole = chunked * min(tokens, chunk) * heads * 2 * d * 2 + (layers - chunked) * tokens * heads * 2 * d * 2
     assert placement.request_share(scout, tokens, 1, DCP) == whole
     assert placement.request_share(scout, tokens, 8, DCP) == whole / 8
+
+
+@pytest.mark.parametrize("corpus_name, repo", [
+    # its config calls itself llama_nemotron_super, which no engine can fetch: the corpus names the repo
+    ("nvidia--Llama-3_3-Nemotron-Super-49B-v1", "nvidia/Llama-3_3-Nemotron-Super-49B-v1"),
+    ("Qwen--Qwen3-32B", "Qwen/Qwen3-32B"),
+])
+def test_a_launch_command_loads_a_repo_an_engine_can_fetch(corpus_name, repo):
+    import need
+    need.module("aiconfigurator_core")
+    from twopaths.specs.lookup import resolve_model
+    assert launch.model_path(resolve_model(corpus_name)) == repo
+    assert launch.model_path("kimi-k3") == model("kimi-k3").raw["repo"]

@@ -39,10 +39,14 @@ class Launch:
 
 
 def model_path(model: str) -> str:
-    """What an engine loads: the registry's Hugging Face repo, else the config's own name, else the
-    repo a corpus file names (AIConfigurator's ``Org--Model``)."""
+    """What an engine loads: the registry's Hugging Face repo, else the config's own name where it
+    is a repo or a path (``org/name``), else the repo a corpus file names (AIConfigurator's
+    ``Org--Model``), else the config's bare name. (Nemotron-Super's config calls itself
+    ``llama_nemotron_super``, which no engine can fetch.)"""
     spec = model_spec(model)
-    return spec.raw.get("repo") or spec.config.get("_name_or_path") or spec.id.replace("--", "/", 1)
+    own = spec.config.get("_name_or_path") or ""
+    corpus = spec.id.replace("--", "/", 1) if "--" in spec.id else ""
+    return spec.raw.get("repo") or ("/" in own and own) or corpus or own or spec.id
 
 
 def _flag(e: Engine, feature: str, value=None) -> list[str]:
