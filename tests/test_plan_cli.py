@@ -137,14 +137,14 @@ def test_the_state_dtype_priced_is_named_beside_the_shipped_one(capsys):
     assert shipped["state_dtype"] == "fp32" and shipped["fixed_bytes_per_request"] == fp32
     assert shipped["assumptions"]["state_dtype"] == "fp32"
     status, out, _ = run(capsys, qwen, *HEADLINE)
-    assert f"state bf16 (the config ships fp32: {fp32 / 1e6:,.1f} MB fixed state)" in out
+    assert f"recurrent state bf16 (the config ships it in fp32, conv tail bf16: {fp32 / 1e6:,.1f} MB fixed state)" in out
     status, out, _ = run(capsys, qwen, *HEADLINE, "--state-dtype", "shipped")
-    assert "state fp32, as the config ships it" in out
+    assert "recurrent state fp32, as the config ships it (conv tail bf16)" in out
     # K3's config names no state dtype: shipped falls back to the book's BF16, and says so
     k3 = as_json(capsys, "kimi-k3", *HEADLINE, "--state-dtype", "shipped")
     assert (k3["state_dtype"], k3["shipped_state_dtype"], k3["fixed_bytes_per_request_shipped"]) == \
         ("bf16", None, None)
-    assert "state bf16 (the config names no state dtype)" in run(capsys, "kimi-k3", *HEADLINE)[1]
+    assert "recurrent state bf16 (the config names no state dtype)" in run(capsys, "kimi-k3", *HEADLINE)[1]
     assert "state fp32" in run(capsys, "kimi-k3", *HEADLINE, "--state-dtype", "fp32")[1]
 
 

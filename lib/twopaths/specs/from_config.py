@@ -893,13 +893,16 @@ def _assign(c: dict, default: str | None, listed: dict, excluded: list, key: str
     not price, or an exclusion pattern that names no module the book knows leaves the weights
     unknown, the reason saying which."""
     names = module_names(c)
+    # where the reason points: the side file's section when the checkpoint ships one
+    at = (f"hf_quant_config.json's quantization.{key}" if any(k.startswith(SIDE) for k in c)
+          else f"quantization_config.{key}")
     if names is None:
-        return _unknown(f"quantization_config.{key}: the book does not know {c['model_type']}'s module names, so "
+        return _unknown(f"{at}: the book does not know {c['model_type']}'s module names, so "
                         "cannot tell which weight groups the quantisation covers")
     unmatched, per_group = _group_algos(names, tuple(map(str, excluded)),
                                         default, tuple((_canonical(m), a) for m, a in listed.items()))
     if unmatched:
-        return _unknown(f"quantization_config.{key}: exclusion pattern {unmatched[0]!r} names no module the "
+        return _unknown(f"{at}: exclusion pattern {unmatched[0]!r} names no module the "
                         "book maps to a weight group")
     out, odd = {}, []
     for group, algos in per_group.items():
@@ -909,7 +912,7 @@ def _assign(c: dict, default: str | None, listed: dict, excluded: list, key: str
         elif fmts != {"bf16"}:
             out[group] = fmts.pop()
     if odd:
-        return _unknown(f"quantization_config.{key}: modules of one weight group stored in different "
+        return _unknown(f"{at}: modules of one weight group stored in different "
                         f"formats, or one the book does not price: {'; '.join(odd)}", out,
                         [g.partition(" ")[0] for g in odd])
     return out, None

@@ -33,15 +33,16 @@ WIDTH = 100
 
 
 def state_note(r: dict) -> str:
-    """Which state dtype a report priced, against the one its config ships."""
+    """Which dtype a report priced the recurrent state in, against the one its config ships; the
+    short convolution's tail stays in BF16 either way (``calc.kv.kda_state_bytes``), as engines keep it."""
     shipped, used = r["shipped_state_dtype"], r["state_dtype"]
     if r["fixed_bytes_per_request"] == 0 and shipped is None:
         return f"state {used}"
     if shipped is None:
-        return f"state {used} (the config names no state dtype)"
+        return f"recurrent state {used} (the config names no state dtype)"
     if shipped == used:
-        return f"state {used}, as the config ships it"
-    return (f"state {used} (the config ships {shipped}: "
+        return f"recurrent state {used}, as the config ships it (conv tail bf16)"
+    return (f"recurrent state {used} (the config ships it in {shipped}, conv tail bf16: "
             f"{r['fixed_bytes_per_request_shipped'] / 1e6:,.1f} MB fixed state)")
 
 
