@@ -82,7 +82,7 @@ PRACTITIONER = {
     "a100-40gb": (40e9, 1555e9, 312e12, None, 300e9, 40960 * 2**20, 8, "fabric"),
     "a100-80gb": (80e9, 2039e9, 312e12, None, 300e9, 81920 * 2**20, 8, "fabric"),
     "l40s": (48e9, 864e9, 362.05e12, 733e12, 32e9, 46068 * 2**20, 8, "pcie"),
-    "h20": (96e9, 4.0e12, 148e12, 296e12, 450e9, 96e9, 8, "fabric"),
+    "h20": (96e9, 4.0e12, 148e12, 296e12, 450e9, 97_871 * 2**20, 8, "fabric"),     # nvidia-smi 97,871 MiB
     "mi325x": (256e9, 6.0e12, 1307.4e12, 2614.9e12, 448e9, 256e9, 8, "fabric"),
 }
 
@@ -105,7 +105,7 @@ def test_weak_figures_say_so():
     assert specs.gpu("h20").source.startswith("weak")
     assert "weak" in specs.gpu("h20").node_source and "weak" in specs.gpu("l40s").node_source
     assert "weakly sourced" in specs.gpu("l40s").source and "weak" in specs.gpu("mi325x").source
-    assert "none found" in specs.gpu("h20").device_source and "none found" in specs.gpu("mi325x").device_source
+    assert "97,871 MiB" in specs.gpu("h20").device_source and "none found" in specs.gpu("mi325x").device_source
 
 
 @pytest.mark.parametrize("gpu_id", ["l40s", "h20", "mi325x"])
