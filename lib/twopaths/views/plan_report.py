@@ -264,7 +264,8 @@ def table(r: dict) -> str:
 def cost_lines(r: dict) -> list[str]:
     """Each plan's cost at ``usd_per_gpu_hour``, as chapter 13 prices a fleet (``calc.cost``): with
     prefill nodes at the article's P:D ratio, as the plan counts them, and sized by work."""
-    out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (every GPU paid; output tokens at the bandwidth bound)",
+    out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (each GPU a unit or prefill node uses is paid, not a "
+           "node's idle ones; output tokens at the bandwidth bound)",
            "  prefill nodes at the P:D ratio, as planned, then sized by the prompt tokens (work); "
            "$/M out: a million output tokens"]
     widths = [27, 8, 9, 9, 9, 9, 9]
