@@ -586,3 +586,11 @@ def test_a_checkpoint_folder_shows_its_own_weight_bytes(capsys, tmp_path):
 def test_a_folder_without_a_config_is_refused_by_name(capsys, tmp_path):
     status, _, err = run(capsys, str(tmp_path))
     assert status == 2 and "MODEL: got" in err and "a checkpoint folder holding a config.json" in err
+
+
+def test_a_wrapped_line_stays_within_the_width_on_every_continuation():
+    from twopaths.views.plan_report import WIDTH, _wrap
+    line = " ".join(["word"] * 100)           # 499 characters: four continuation lines
+    lines = _wrap(line).split("\n")
+    assert len(lines) > 3 and max(map(len, lines)) <= WIDTH and all(x.startswith("  ") for x in lines[1:])
+    assert " ".join(x.strip() for x in lines) == line

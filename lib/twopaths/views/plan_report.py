@@ -292,9 +292,10 @@ def _command_lines(command: str) -> list[str]:
     return [line + " \\" for line in lines[:-1]] + lines[-1:]
 
 
-def _wrap(line: str) -> str:
-    """Long free-text lines (a smallest-change sentence) broken at spaces within ``WIDTH``."""
-    if len(line) <= WIDTH:
+def _wrap(line: str, width: int = WIDTH) -> str:
+    """Long free-text lines (a smallest-change sentence) broken at spaces within ``WIDTH``; the
+    lines after the first are indented two spaces, so they break two sooner."""
+    if len(line) <= width:
         return line
-    cut = line.rfind(" ", 0, WIDTH)
-    return line[:cut] + "\n  " + _wrap(line[cut + 1:])
+    cut = line.rfind(" ", 0, width)
+    return line[:cut] + "\n  " + _wrap(line[cut + 1:], WIDTH - 2)
