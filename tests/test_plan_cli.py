@@ -156,7 +156,7 @@ def test_flags_reach_the_assumptions(capsys):
     # 1,000 sessions decoding turns of 1,000 tokens at 200 tokens/s: 200 turns start a second
     assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000,
                              "turns_per_s": 200.0, "prompt_tokens_per_turn": 2000,
-                             "prompt_tokens_per_s": 400_000.0}
+                             "prompt_tokens_per_s": 400_000.0, "context_default_past_limit": None}
     assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
     assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
 
@@ -594,3 +594,43 @@ def test_a_wrapped_line_stays_within_the_width_on_every_continuation():
     lines = _wrap(line).split("\n")
     assert len(lines) > 3 and max(map(len, lines)) <= WIDTH and all(x.startswith("  ") for x in lines[1:])
     assert " ".join(x.strip() for x in lines) == line
+
+
+def test_without_context_a_short_config_gets_its_own_limit_and_says_so(capsys):
+    """Qwen3-32B declares 40,960 tokens: the default 500K would price a deployment the model refuses,
+    so the command takes the config's limit and says where the figure came from. A context given
+    is never changed, only flagged."""
+    r = as_json(capsys, "Qwen--Qwen3-32B", "--gpu", "h100")
+    assert r["workload"]["context"] == 40_960 and r["workload"]["context_default_past_limit"] == 500_000
+    assert r["best"] is not None and not r["best"]["beyond_max_position"]
+    out = run(capsys, "Qwen--Qwen3-32B", "--gpu", "h100")[1].replace("\n  ", " ")
+    assert "10,000 sessions x 40,960 tokens (the config's max_position_embeddings: the default, 500,000, is" in out
+    assert "FLAG" not in out
+    given = as_json(capsys, "Qwen--Qwen3-32B", "--gpu", "h100", "--context", "500K")
+    assert given["workload"]["context"] == 500_000 and given["workload"]["context_default_past_limit"] is None
+    assert given["best"]["beyond_max_position"]
+    assert as_json(capsys, "kimi-k3")["workload"]["context_default_past_limit"] is None   # 1,048,576 declared
+
+
+def test_numbers_read_as_counts_and_rates(capsys):
+    """Whole bytes without a decimal, no '0.0 MB' of a state that is not there, a rate under 100 a
+    second with three figures (12.8 turns/s, not 13), and one engine line a one-node decode unit."""
+    out = run(capsys, "Qwen--Qwen3-32B", "--gpu", "h100", "--concurrency", "64")[1]
+    assert "bytes a token (all layers)           262,144 B" in out
+    assert "fixed state: none, every layer's cache grows" in out and "0.0 MB" not in out
+    assert "12.8 turns/s of 2,000 prompt tokens (25,600 prompt tokens/s)" in out.replace("\n  ", " ")
+    assert "vLLM 0.33.0, on each decode node:" in out and "take their own rank" not in out
+    k3 = run(capsys, "kimi-k3", "--gpu", "b300", "--rho", "0.25")[1]
+    assert "on the first node of each decode unit of 8 nodes (the others take their own rank):" in k3
+
+
+@pytest.mark.parametrize("engine, flag", [("vllm", "--max-num-seqs"), ("sglang", "--max-running-requests")])
+def test_both_engines_cap_the_requests_a_decode_unit_runs(capsys, engine, flag):
+    """vLLM's cap is per data-parallel rank (each rank its own scheduler), SGLang's for the unit:
+    Qwen3.5-397B on H200 in EP64 with attention TP2 holds 28 requests in each of 32 attention groups."""
+    r = as_json(capsys, "Qwen--Qwen3.5-397B-A17B", "--rho", "0.25", "--context", "256Ki")
+    b = r["best"]
+    per_group = next(p for p in r["plans"] if p["placement"] == b["placement"])["requests_per_attention_group"]
+    assert (b["placement"], per_group) == ("EP64, attention TP2", 28)
+    want = {"vllm": 28, "sglang": 28 * 32}[engine]
+    assert f"{flag} {want} " in b["launch"][engine]["decode"] + " "

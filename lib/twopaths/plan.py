@@ -20,6 +20,7 @@ from . import specs
 from .calc import fleet, kv
 from .calc.placement import no_unit_reason, placements
 from .errors import ParameterError, check_int, check_real
+from .specs import max_position
 from .specs.lookup import add_gpu_file, resolve_model, shipped_state_dtype
 from .specs.serving import KV_DTYPES, STATE_DTYPES, Assumptions, assumptions, weight_scenarios
 from .views.plan_report import report, table
@@ -103,8 +104,9 @@ def parser() -> argparse.ArgumentParser:
                         '900e9}} (bytes, bytes/s, dense FLOP/s, link bytes/s a direction; optional name, '
                         'source, device_bytes)')
     p.add_argument("--context", type=count, default=None,
-                   help="tokens a session holds (default 500K); past the config's max_position_embeddings "
-                        "the plan is still computed, and flagged (FLAG; beyond_max_position in JSON)")
+                   help="tokens a session holds (default 500K, or the config's max_position_embeddings where "
+                        "that is shorter); past that limit the plan is still computed, and flagged (FLAG; "
+                        "beyond_max_position in JSON)")
     p.add_argument("--concurrency", type=count, default=None, help="sessions open at once (default 10,000)")
     p.add_argument("--rho", type=float, default=1.0,
                    help="share of sessions resident on decode GPUs at once, in (0, 1] (default 1: every "
@@ -175,7 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         gpu = specs.gpu(args.gpu.lower() if args.gpu.lower() in specs.gpu_ids() else args.gpu).id
         model = resolve_model(args.model)
         a = serving(args, model)
-        work = fleet.workload(args.concurrency, args.context, args.rho, output_tokens=args.output_tokens,
+        # no --context: the article's 500K, or the config's limit where that is shorter (and said so)
+        default = fleet.workload().context
+        context = args.context if args.context is not None else max_position.capped(model, default)
+        work = fleet.workload(args.concurrency, context, args.rho, output_tokens=args.output_tokens,
                               decode_tokens_per_s=args.speed)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
         if args.price is not None:
@@ -185,6 +190,7 @@ def main(argv: list[str] | None = None) -> int:
                       + (no_unit_reason(model, a) or "no engine of specs/engines.yaml launches its units")
                       + " (--gpus-per-node changes the node size)")
         r = report(model, gpu, a, work, args.speed, args.price)
+        r["workload"]["context_default_past_limit"] = default if context < default and args.context is None else None
     except ParameterError as e:
         cli.error(flag_message(e))
     try:

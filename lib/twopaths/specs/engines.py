@@ -37,6 +37,7 @@ class Feature:
     with_expert_parallel: bool = False         # pipeline stages: whether a stage may be an EP group
     uneven: bool = False                       # expert parallelism: whether experts may split unevenly
     whole: tuple[str, ...] = ()                # tensor parallelism: groups a rank holds whole (DP attention)
+    per_rank: bool = False                     # a count per data-parallel rank, not per unit
     family_values: dict = field(default_factory=dict)   # a family's allowed subset of ``values``
 
 
@@ -67,7 +68,7 @@ def _feature(d: dict) -> Feature:
                    stripes=tuple(d.get("stripes", ())), values=dict(d.get("values", {})),
                    extra=tuple(d.get("extra", ())), with_attention_dp=d.get("with_attention_dp", True),
                    with_expert_parallel=d.get("with_expert_parallel", False), uneven=d.get("uneven", False),
-                   whole=tuple(d.get("whole", ())),
+                   whole=tuple(d.get("whole", ())), per_rank=d.get("per_rank", False),
                    family_values={k: tuple(v) for k, v in d.get("family_values", {}).items()})
 
 

@@ -128,7 +128,8 @@ def _memory(e: Engine, m: GPUMemory, role: str) -> list[str]:
     elif m.request_cap:       # vLLM sizes DeepEP's buffer by its batched tokens; SGLang's default is the cap
         args += _flag(e, "chunked_prefill", m.request_cap) if e.supports("cache_pool") else []
     if role == "decode" and e.supports("max_running"):   # no more than the buffer and the pool hold
-        args += _flag(e, "max_running", m.requests * m.placement.attention_groups)
+        groups = 1 if e.feature("max_running").per_rank else m.placement.attention_groups
+        args += _flag(e, "max_running", m.requests * groups)
     return args
 
 

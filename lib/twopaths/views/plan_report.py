@@ -131,7 +131,9 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
                      "resident": work.resident, "turns_per_s": work.turns_per_s,
                      "prompt_tokens_per_turn": a.prompt_tokens_per_turn,
-                     "prompt_tokens_per_s": work.turns_per_s * a.prompt_tokens_per_turn},
+                     "prompt_tokens_per_s": work.turns_per_s * a.prompt_tokens_per_turn,
+                     # set by the command when it chose the context: the default it was past
+                     "context_default_past_limit": None},
         "usd_per_gpu_hour": price,
         # transformers' default for a config without num_key_value_heads: one K/V head per query head
         "mha_by_default": "num_key_value_heads" not in spec.config and any(
@@ -176,6 +178,23 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
     }
 
 
+def _rate(x: float) -> str:
+    """A rate as the reader compares it: whole above 100 a second, else three figures (12.8, not 13)."""
+    return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
+
+
+def _bytes(x: float) -> str:
+    """Bytes a token: a whole count without decimals (8,192), a fractional one (FP8 scales) with one."""
+    return f"{x:,.0f}" if x == int(x) else f"{x:,.1f}"
+
+
+def _context_source(w: dict) -> str:
+    """Where the context came from when the command chose it: the config's limit, past which the
+    default would have been."""
+    fallback = w.get("context_default_past_limit")
+    return f" (the config's max_position_embeddings: the default, {fallback:,}, is past it)" if fallback else ""
+
+
 def _row(cells, widths) -> str:
     return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
@@ -184,9 +203,9 @@ def table(r: dict) -> str:
     """The report as text, every line at most ``WIDTH`` characters."""
     w, a = r["workload"], r["assumptions"]
     lines = [f"{r['model_name']} on {r['gpu_name']}: {w['resident']:,} sessions resident on decode GPUs",
-             f"{w['concurrency']:,} sessions x {w['context']:,} tokens, rho {w['rho']:g} (the share resident); "
-             f"{w['turns_per_s']:,.0f} turns/s of {w['prompt_tokens_per_turn']:,} prompt tokens "
-             f"({w['prompt_tokens_per_s']:,.0f} prompt tokens/s)",
+             f"{w['concurrency']:,} sessions x {w['context']:,} tokens{_context_source(w)}, rho {w['rho']:g} "
+             f"(the share resident); {_rate(w['turns_per_s'])} turns/s of {w['prompt_tokens_per_turn']:,} "
+             f"prompt tokens ({_rate(w['prompt_tokens_per_s'])} prompt tokens/s)",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
@@ -203,9 +222,9 @@ def table(r: dict) -> str:
                      "every figure below is computed there, but the model was not built for it")
     lines += ["",
               "cache of one request",
-              f"  bytes a token (all layers)  {r['kv_bytes_per_token']:>16,.1f} B",
-              f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB"
-              + ("" if r["fixed_bytes_per_request"] else " (none: every layer's cache grows)"),
+              f"  bytes a token (all layers)  {_bytes(r['kv_bytes_per_token']):>16} B",
+              (f"  fixed state                 {r['fixed_bytes_per_request'] / 1e6:>16,.1f} MB"
+               if r["fixed_bytes_per_request"] else "  fixed state: none, every layer's cache grows"),
               f"  at {w['context']:,} tokens".ljust(30) + f"{r['request_bytes'] / GB:>16,.2f} GB"]
     lines += [f"    {label}".ljust(30) + f"{b / GB:>16,.2f} GB" for label, b in r["kv_breakdown"].items()]
     lines += ["", f"weights ({r['weights']})".ljust(30) + (
@@ -245,8 +264,8 @@ def table(r: dict) -> str:
         lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill"
                      + (" [FLAG]" if b["beyond_max_position"] else ""))   # the FLAG line above says why
-        lines.append(f"  prefill sized by work instead of P:D: {b['prefill_nodes_by_work']:,} prefill nodes, "
-                     f"{b['nodes_by_work']:,} in all")
+        lines.append(f"  its prefill nodes are the article's P:D ratio; the prompt tokens a second alone would "
+                     f"take {b['prefill_nodes_by_work']:,} ({b['nodes_by_work']:,} nodes in all)")
         target = f", planned for at least {r['speed_target']:g}" if r["speed_target"] else ""
         lines.append(f"  each session decodes at most {b['session_tokens_per_s']:.1f} tokens/s{target} (a bound: "
                      f"HBM reads, DCP merge and {1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all "
@@ -254,8 +273,10 @@ def table(r: dict) -> str:
         if r["usd_per_gpu_hour"] is not None:
             lines += cost_lines(r)
         for launch in b["launch"].values():
-            lines.append(f"{launch['engine']}, first node of each decode unit of "
-                         f"{launch['decode_nodes_per_unit']} (the others take their own rank):")
+            n = launch["decode_nodes_per_unit"]
+            lines.append(f"{launch['engine']}, on each decode node:" if n == 1 else
+                         f"{launch['engine']}, on the first node of each decode unit of {n} nodes "
+                         "(the others take their own rank):")
             lines += _command_lines(launch["decode"])
     return "\n".join(line if line.endswith("\\") or line.startswith("  ") and "--" in line else _wrap(line)
                      for line in lines)
