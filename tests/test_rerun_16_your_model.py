@@ -1,11 +1,13 @@
 """Chapter 16 re-run for a reader's model and GPU: its tables name them and hold the library's own
 numbers for them; a bad parameter stops it in its setup cell, named."""
 
+import json
 from pathlib import Path
 
 import pytest
 
 from twopaths import specs
+from twopaths.specs import max_position
 from twopaths.views import plan_report
 from twopaths.machinery import runner
 from twopaths.views import scenario
@@ -17,6 +19,23 @@ from rerun_case import MY_GPU, NO_HBM, values
 
 NB = Path(__file__).resolve().parents[1] / "notebooks" / "16-your-model.ipynb"
 QWEN, HYBRID = "Qwen--Qwen3-235B-A22B", "Qwen--Qwen3.5-397B-A17B"
+
+
+def defaults() -> dict:
+    """The chapter's parameters cell, run: the values a reader gets without changing any."""
+    cell = next(c for c in json.loads(NB.read_text())["cells"] if "parameters" in c["metadata"].get("tags", []))
+    names: dict = {}
+    exec("".join(cell["source"]), {}, names)
+    return names
+
+
+def test_no_default_model_is_run_past_its_declared_context():
+    """The page's headline compares its default configs at its default context: none may be past
+    the max_position_embeddings its config declares (a figure the model was not built for)."""
+    d = defaults()
+    past = [m for m in scenario.models(d["models"], d["configs"]) if max_position.beyond(m, d["context"])]
+    assert past == [] and len(d["configs"]) == 3
+    assert d["context"] == min(max_position.limit(m) for m in scenario.models(d["models"], d["configs"]))
 
 
 def rerun(tmp_path, **params):
@@ -33,10 +52,10 @@ def test_a_corpus_model_on_a_made_up_gpu(tmp_path):
         assert name in values[f"{table}.title"], table
     for table in ("gpu", "fleet"):
         assert "my-gpu" in values[f"{table}.title"], table
-    assert "500,000 tokens" in values["cache.title"] and "10,000 sessions" in values["fleet.title"]
+    assert "262,144 tokens" in values["cache.title"] and "10,000 sessions" in values["fleet.title"]
     assert values["cache[0].model"] == name and [k for k in values if k.startswith("cache[1]")] == []
     # the numbers are the library's for this model on this GPU, recomputed here
-    a, work = assumptions("book"), fleet.workload(10_000, 500_000, 0.25)
+    a, work = assumptions("book"), fleet.workload(10_000, 262_144, 0.25)
     assert values["cache[0].bytes a token"] == kv.kv_bytes_per_token(model, "bf16", "bf16") == 94 * 4 * 128 * 2 * 2
     best = fleet.plan(model, gpu, a, work)
     assert values["fleet[0].nodes"] == best.nodes and values["fleet[0].decode unit"] == best.placement.name
