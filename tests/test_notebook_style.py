@@ -233,13 +233,20 @@ def hidden_names_in_solutions(nb) -> list[str]:
     return problems
 
 
+def linter_talk(nb) -> list[str]:
+    """Comments addressed to a linter (``# noqa``, ``# type: ignore``) in code a reader sees: they
+    teach nothing, and no linter reads the chapters."""
+    return [f"cell {i}: {m.group(0)!r}; write the code the linter would not flag"
+            for i, cell in code_cells(nb) for m in re.finditer(r"#\s*(noqa|type:\s*ignore|pragma)\b.*", source(cell))]
+
+
 def injected_shown(nb) -> list[str]:
     return [f"cell {i}" for i, cell in enumerate(nb["cells"])
             if "injected-parameters" in tags(cell) and "remove-cell" not in tags(cell)]
 
 
 SOURCE_RULES = (long_lines, long_cells, bare_last_expressions, uncaptioned_figures,
-                shown_bookkeeping, shown_sliders, unfolded_setup, hidden_names_in_solutions)
+                shown_bookkeeping, shown_sliders, unfolded_setup, hidden_names_in_solutions, linter_talk)
 EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, injected_shown)
 
 
@@ -317,6 +324,7 @@ DEFECTS = [
      ("profile = 'default'", {"tags": ["parameters", "hide-input"]}, [])),
     (unfolded_setup, ("s = chapter.setup(profile)", {}, []),
      ("s = chapter.setup(profile)", {"tags": ["hide-input"]}, [])),
+    (linter_talk, ("f = lambda x: x  # noqa: E731", {}, []), ("def f(x):\n    return x", {}, [])),
     (injected_shown, ("x = 1", {"tags": ["injected-parameters"]}, []),
      ("x = 1", {"tags": ["injected-parameters", "remove-cell"]}, [])),
 ]
