@@ -69,10 +69,21 @@ def _shown(name: str, value) -> str:
 
 
 def assumptions_box(a: Assumptions) -> Markdown:
-    """Every field of ``a`` with its value and where its default comes from."""
-    rows = [[f.name, _shown(f.name, getattr(a, f.name)), source(f.name, a.preset) or "specs/serving.yaml"]
+    """Every field of ``a`` with its value and where its default comes from; a field the page's
+    ``serving`` parameter changed says so, with the preset's value beside it."""
+    preset = assumptions(a.preset)
+    changed = [f.name for f in fields(a) if f.name not in ("label", "preset")
+               and getattr(a, f.name) != getattr(preset, f.name)]
+
+    def where(name):
+        if name in changed:
+            return f"changed on this page (the preset's: {_shown(name, getattr(preset, name))})"
+        return source(name, a.preset) or "specs/serving.yaml"
+
+    rows = [[f.name, _shown(f.name, getattr(a, f.name)), where(f.name)]
             for f in fields(a) if f.name not in ("label", "preset")]
-    return Markdown(f"**Deployment assumptions: {a.label}**\n\n"
+    title = f"{a.label[:1].upper()}{a.label[1:]}" + (f", {len(changed)} of them changed" if changed else "")
+    return Markdown(f"**{title}**, which this page's plans are made under\n\n"
                     + markdown_table(["assumption", "value", "source"], rows).data)
 
 
@@ -226,7 +237,7 @@ def ratio_table(plans: dict[tuple, fleet.Plan], title: str = "") -> Table:
                  note=context_limit.plans_note(plans.values()))
 
 
-# EP sizing (part III, Step 2), shown by chapters 09, 10 and 11 under shared names. Sized on the
+# EP sizing (part III, Step 2), shown by chapters 9, 10 and 11 under shared names. Sized on the
 # H200, the article's hardware, whatever GPU a chapter otherwise uses.
 EP_GPU = "h200"
 

@@ -187,7 +187,7 @@ def k3_rank(shares: dict) -> int:
 
 
 def public_share(model_id: str) -> float:
-    """Experts a token uses, shared ones counted, by the model's config (chapter 04's definition)."""
+    """Experts a token uses, shared ones counted, by the model's config (chapter 4's definition)."""
     return routers.moe_counts(config(model_id)).activation_rate()
 
 
