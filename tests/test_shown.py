@@ -36,7 +36,7 @@ T = table("Nodes on H200", ["model", Column("nodes", "nodes", "{:,}"),
 
 def test_show_displays_the_formatted_table(glued):
     text = chapter.show("plans", T).data
-    assert text.startswith("**Nodes on H200**")
+    assert text.startswith('<a id="tbl-plans"></a>**Nodes on H200**')   # the anchor prose cites it by
     assert "| Kimi K3 | 1,176 | 88.7 GB |" in text
     assert "| DeepSeek-V4-Pro | no valid plan | n/a |" in text
 

@@ -88,7 +88,7 @@ def _bold(text):
 def test_a_shown_tables_bold_title_becomes_its_numbered_caption():
     table = _table()
     doc = _doc_with(_bold("Nodes on H200"), table, nodes.paragraph("", "A note."))
-    assert sphinx_ext.caption_tables(doc) == 1
+    assert len(sphinx_ext.caption_tables(doc)) == 1
     assert isinstance(table[0], nodes.title) and table[0].astext() == "Nodes on H200"
     assert table["ids"]                                   # numfig numbers only tables with an id
     assert [p.astext() for p in doc.findall(nodes.paragraph)] == ["A note."]
@@ -102,4 +102,24 @@ def test_a_shown_tables_bold_title_becomes_its_numbered_caption():
 def test_other_tables_are_left_as_they_are(before, output):
     table = _table()
     doc = _doc_with(before(), table, output=output)
-    assert sphinx_ext.caption_tables(doc) == 0 and not table.next_node(nodes.title)
+    assert sphinx_ext.caption_tables(doc) == {} and not table.next_node(nodes.title)
+
+
+def test_an_anchored_title_labels_its_table_for_numref():
+    """``chapter.show("configs", t)`` on chapter 16 writes an empty anchor before the bold title; the
+    caption keeps the title alone, and the table answers to ``tbl-16-configs``."""
+    from twopaths.machinery.report import table
+
+    md = table("What the configs say", ["model"], [["K3"]]).markdown(anchor="configs").data
+    assert md.startswith('<a id="tbl-configs"></a>**What the configs say**')
+    anchor = nodes.raw("", '<a id="tbl-configs">', format="html")
+    close = nodes.raw("", "</a>", format="html")
+    title = nodes.paragraph("", "", anchor, close, nodes.Text(""), nodes.strong("T", "What the configs say"))
+    t = _table()
+    doc = _doc_with(title, t)
+    assert sphinx_ext.caption_tables(doc, "notebooks/16-your-model") == {
+        "tbl-16-configs": ("tbl-16-configs", "What the configs say")}
+    assert t[0].astext() == "What the configs say" and doc.ids["tbl-16-configs"] is t
+    assert sphinx_ext.table_label("notebooks/findings", "ratios") == "tbl-findings-ratios"
+    assert table("T", ["a"], [[1]]).markdown(anchor="units_Kimi K3").data.startswith('<a id="tbl-units-kimi-k3"></a>')
+    assert not table("", ["a"], [[1]]).markdown(anchor="x").data.startswith("<a")    # no title, no caption

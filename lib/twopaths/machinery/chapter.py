@@ -115,7 +115,7 @@ def show(name: str, table: Table, *, vary: Variation = EXACT):
     glue(f"{name}.title", table.title, "text")
     for row, header, value, unit in table.cells():
         glue(f"{name}[{row}].{header}", value, unit, vary=vary if unit != "text" else EXACT)
-    return table.markdown()
+    return table.markdown(anchor=name)
 
 
 MAX_SERIES = 1_000   # IPython abbreviates longer lists in the text the glue is read back from

@@ -8,6 +8,7 @@ tables show, not only what the prose glues).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -58,10 +59,15 @@ class Table:
         if any(len(r) != len(self.columns) for r in self.rows):
             raise ValueError(f"{self.title}: every row needs one cell per column ({len(self.columns)})")
 
-    def markdown(self) -> Markdown:
+    def markdown(self, anchor: str = "") -> Markdown:
+        """The table in Markdown under its title in bold; ``anchor`` (a page's name for it) rides
+        before the title as an empty ``<a id="tbl-...">``, which the site turns into a label prose
+        can cite (``machinery.sphinx_ext.caption_tables``) and Jupyter does not show."""
         body = markdown_table([c.header for c in self.columns],
                               [[c.shown(v) for c, v in zip(self.columns, r)] for r in self.rows]).data
-        title = f"**{self.title}**\n\n" if self.title else ""
+        slug = re.sub(r"[^a-z0-9]+", "-", anchor.lower()).strip("-")
+        mark = f'<a id="tbl-{slug}"></a>' if slug and self.title else ""
+        title = f"{mark}**{self.title}**\n\n" if self.title else ""
         return Markdown(title + body + (f"\n\n{self.note}" if self.note else ""))
 
     def cells(self):

@@ -14,6 +14,8 @@
 
 from __future__ import annotations
 
+import re
+
 from docutils import nodes
 from pybtex.plugin import register_plugin
 from pybtex.style.formatting.alpha import Style as AlphaStyle
@@ -59,24 +61,42 @@ def _index_in_navigation(app, doctree: nodes.document) -> None:
         raise ValueError(f"twopaths_index_in: got {caption!r}; allowed: the caption of a part in _toc.yml")
 
 
-def caption_tables(doctree: nodes.document) -> int:
+ANCHOR = re.compile(r'<a id="tbl-([a-z0-9-]+)">')
+
+
+def table_label(docname: str, anchor: str) -> str:
+    """The label prose cites a table by: ``tbl-16-configs`` for the table chapter 16
+    (``notebooks/16-your-model``) shows as ``configs``; ``tbl-findings-...`` on the findings page."""
+    return f"tbl-{docname.rsplit('/', 1)[-1].split('-', 1)[0]}-{anchor}"
+
+
+def caption_tables(doctree: nodes.document, docname: str = "") -> dict[str, tuple[str, str]]:
     """Give each table a chapter shows (``machinery.report.Table``: its title in bold, then the
     table, in a cell's output) that title as its caption, so Sphinx numbers it, "Table 11.2", on
-    the site and in the PDF, and prose can cite it. The output stays plain Markdown, which Jupyter
-    renders as it is. Returns how many were captioned."""
-    done = 0
+    the site and in the PDF. A title that carries its anchor (``chapter.show``'s name, as an
+    invisible ``<a id="tbl-NAME">`` that Jupyter ignores) labels the table ``table_label``, so
+    prose can cite it with ``{numref}``. The output stays plain Markdown, which Jupyter renders as
+    it is. Returns ``{label: (table id, caption)}``, one entry a captioned table."""
+    done = {}
     for table in list(doctree.findall(nodes.table)):
         title = table.previous_sibling()
         inside_output = any("cell_output" in p.get("classes", []) for p in _parents(table))
-        # MyST parses "**title**" as a strong between two empty texts
-        words = [c for c in title.children if c.astext().strip()] if isinstance(title, nodes.paragraph) else []
+        # MyST parses "**title**" as a strong between two empty texts, the anchor as raw HTML
+        children = title.children if isinstance(title, nodes.paragraph) else []
+        anchors = [m.group(1) for c in children if isinstance(c, nodes.raw) for m in ANCHOR.finditer(c.astext())]
+        words = [c for c in children if c.astext().strip() and not isinstance(c, nodes.raw)]
         if (inside_output and len(words) == 1 and isinstance(words[0], nodes.strong)
                 and not table.next_node(nodes.title)):
             table.insert(0, nodes.title("", "", *words[0].children))
             title.parent.remove(title)
-            if not table["ids"]:
+            if anchors:
+                label = table_label(docname, anchors[0])
+                table["ids"].insert(0, label)
+                table["names"].append(label)
+                doctree.ids[label] = table
+            elif not table["ids"]:
                 doctree.set_id(table)
-            done += 1
+            done[table["names"][-1] if anchors else table["ids"][0]] = (table["ids"][0], words[0].astext())
     return done
 
 
@@ -87,7 +107,16 @@ def _parents(node):
 
 
 def _caption_tables(app, doctree: nodes.document) -> None:
-    caption_tables(doctree)
+    """Caption the tables and register each anchored one with the std domain, as a label written
+    in the source would be (its SphinxDomains transform has already run), so {numref} finds it."""
+    docname = app.env.docname
+    std = app.env.get_domain("std")
+    for label, (table_id, caption) in caption_tables(doctree, docname).items():
+        if label.startswith("tbl-"):
+            if label in std.anonlabels and std.anonlabels[label][0] != docname:
+                raise ValueError(f"table label {label}: shown in {std.anonlabels[label][0]} and {docname}")
+            std.anonlabels[label] = (docname, table_id)
+            std.labels[label] = (docname, table_id, caption)
 
 
 class KeepCaseStyle(AlphaStyle):
