@@ -450,11 +450,8 @@ def _step3p7(spec: ModelSpec) -> list[Component]:
     norms = L * (2 * hd + 2 * d) + d
     return _embedding_and_head(c) + [
         Component("attention", "attention", attn, attn, L),
-        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
-        Component("router", "router", moe * router, moe * router, moe),
-        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
-        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
-        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+        *_dense_then_moe(L, moe, dense, router, E, k, expert, shared), Component("norms", "norms", norms, norms, L),
+        _mtp(c, 0)]
 
 
 def _nemotron_nas(spec: ModelSpec) -> list[Component]:
@@ -507,11 +504,19 @@ def _minimax_m3(spec: ModelSpec) -> list[Component]:
     return _embedding_and_head(c) + [
         Component("attention", "attention", attn, attn, L),
         Component("Lightning Indexer", "attention", indexer, indexer, sparse),
-        Component("dense FFN", "dense_ffn", dense, dense, L - moe),
-        Component("router", "router", moe * router, moe * router, moe),
-        Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
-        Component("shared experts", "shared_experts", moe * shared, moe * shared, moe),
-        Component("norms", "norms", norms, norms, L), _mtp(c, 0)]
+        *_dense_then_moe(L, moe, dense, router, E, k, expert, shared), Component("norms", "norms", norms, norms, L),
+        _mtp(c, 0)]
+
+
+def _dense_then_moe(L: int, moe: int, dense: int, router: int, E: int, k: int, expert: int,
+                    shared: int) -> list[Component]:
+    """The FFN side of a model whose first ``L - moe`` layers are dense (``dense`` parameters in all)
+    and whose ``moe`` others each hold a router, ``E`` routed experts of ``expert`` parameters (``k``
+    a token) and one shared expert: Step-3.7's and MiniMax-M3's layout."""
+    return [Component("dense FFN", "dense_ffn", dense, dense, L - moe),
+            Component("router", "router", moe * router, moe * router, moe),
+            Component("routed experts", "routed_experts", moe * E * expert, moe * k * expert, moe),
+            Component("shared experts", "shared_experts", moe * shared, moe * shared, moe)]
 
 
 def _embedding_and_head(c: dict) -> list[Component]:
