@@ -92,21 +92,23 @@ def model_name(model: str) -> str:
     return model_spec(model).name
 
 
-PLAN_COLUMNS = [Column("model"), Column("GPU"), Column("decode unit"),
+# The answer first: nodes, then how they split, then what one GPU holds, so that a column too
+# narrow for all sixteen still shows the plan.
+PLAN_COLUMNS = [Column("model"), Column("GPU"), Column("decode unit"), Column("nodes", "nodes", "{:,}"),
+                Column("decode nodes", "nodes", "{:,}"), Column("prefill nodes (P:D)", "nodes", "{:,}"),
+                Column("prefill nodes (work)", "nodes", "{:,}"), Column("units", "units", "{:,}"),
+                Column("requests / unit", "requests", "{:,}"),
+                Column("tokens/s a session (bound)", "tokens/s", "{:,.1f}"),
                 Column("weights / GPU", "GB", "{:.1f} GB"), Column("requests / GPU", "requests"),
                 Column("cache / request", "GB", "{:.2f} GB"), Column("used / GPU", "GB", "{:.1f} GB"),
-                Column("usable / GPU", "GB", "{:.1f} GB"), Column("spare / GPU", "GB", "{:.2f} GB"),
-                Column("requests / unit", "requests", "{:,}"), Column("units", "units", "{:,}"),
-                Column("decode nodes", "nodes", "{:,}"), Column("prefill nodes (P:D)", "nodes", "{:,}"),
-                Column("prefill nodes (work)", "nodes", "{:,}"), Column("nodes", "nodes", "{:,}"),
-                Column("tokens/s a session (bound)", "tokens/s", "{:,.1f}")]
+                Column("usable / GPU", "GB", "{:.1f} GB"), Column("spare / GPU", "GB", "{:.2f} GB")]
 
 
 def plan_row(p: fleet.Plan) -> list:
     m = p.decode
-    return [model_name(p.model), p.gpu.upper(), p.placement.name, m.weights / GB, m.requests,
-            m.request_bytes / GB, m.used / GB, m.usable / GB, m.spare / GB, p.requests_per_unit, p.units,
-            p.d_nodes, p.p_nodes, p.prefill.by_work, p.nodes, p.session_speed]
+    return [model_name(p.model), p.gpu.upper(), p.placement.name, p.nodes, p.d_nodes, p.p_nodes, p.prefill.by_work,
+            p.units, p.requests_per_unit, p.session_speed, m.weights / GB, m.requests, m.request_bytes / GB,
+            m.used / GB, m.usable / GB, m.spare / GB]
 
 
 def plan_table(plans: list[fleet.Plan], title: str = "") -> Table:
