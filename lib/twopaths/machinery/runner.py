@@ -479,9 +479,27 @@ def _jupyter_book(builder: str, src: Path, root: Path) -> Path:
     return root / "_build" / builder
 
 
+# Where the site links the workshop's notebooks from (book/workshop.md), zipped beside the pages.
+KITS_IN_SITE = Path("_static") / "downloads"
+
+
+def build_kits(root: Path = ROOT, out: Path | None = None) -> dict[str, Path]:
+    """The student and instructor notebooks of every chapter (``machinery.student``), zipped into
+    the site's downloads (the site's own folder when ``out`` is None)."""
+    from . import student
+
+    notebooks = sorted((root / "notebooks").glob("*.ipynb"))
+    try:
+        return student.write_kits(notebooks, out or root / "_build" / "html" / KITS_IN_SITE)
+    except student.StudentError as e:
+        raise RunError(str(e)) from None
+
+
 def build_site(src: Path = SRC, root: Path = ROOT) -> Path:
-    """The HTML site."""
-    return _jupyter_book("html", src, root) / "index.html"
+    """The HTML site, with the workshop's notebooks among its downloads."""
+    index = _jupyter_book("html", src, root) / "index.html"
+    build_kits(root, index.parent / KITS_IN_SITE)
+    return index
 
 
 PDF = BUILD / "pdf" / "twopaths.pdf"
@@ -578,6 +596,7 @@ def main(argv: list[str] | None = None) -> int:
     k.add_argument("--force", action="store_true", help="execute every chapter, cached or not")
     sub.add_parser("site", help="build the HTML from the last run")
     sub.add_parser("pdf", help="print the whole book from the last run into one PDF")
+    sub.add_parser("student", help="the student and instructor notebooks, zipped into the site's downloads")
     args = ap.parse_args(argv)
 
     try:
@@ -629,6 +648,9 @@ def main(argv: list[str] | None = None) -> int:
             check_other_kernels(args.profile, args.jobs, args.force)
         elif args.cmd == "site":
             print(f"[twopaths] site: {build_site()}")
+        elif args.cmd == "student":
+            for kind, path in build_kits().items():
+                print(f"[twopaths] {kind} notebooks: {path}")
         elif args.cmd == "pdf":
             print(f"[twopaths] pdf: {build_pdf()}")
     except RunError as e:
