@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from twopaths.calc.decode import plan_step
+
 import need
 import torch
 import yaml
@@ -140,14 +142,15 @@ def test_the_reviewers_mla_prefix_upprojection_by_hand():
     before = weights + mla_layers * attend + kda_layers * 6 * kda_heads * d * d   # no prefix, KDA recurrent
     assert round(before / 1e9) == 946
     assert af.attention_flops("kimi-k3", T, prefill=True, new_tokens=n) == by_hand - weights
-    # prefill by work: 10,000 x 0.25 sessions start a turn each 5 s, 2,000 new tokens a turn
-    demand = 10_000 * 0.25 / 5.0 * n
+    # prefill by work: 10,000 x 0.25 sessions finish a turn of 1,000 tokens each 1,000 / v s at the
+    # plan's speed v (one token a step, about 31 tokens/s), 2,000 new tokens a turn
+    p = fleet.plan("kimi-k3", "h200", assumptions(), fleet.workload(rho=0.25))
+    demand = 10_000 * 0.25 / (1000 * plan_step(p).step) * n
     unit = 2                                                   # K3's prefill unit: EP16, 2 nodes of 8
     work = {f: unit * math.ceil(math.ceil(math.ceil(demand / (0.4 * specs.gpu("h200").bf16_flops / f)) / 8) / unit)
             for f in (before, by_hand)}
-    assert work == {before: 300, by_hand: 348}
-    p = fleet.plan("kimi-k3", "h200", assumptions(), fleet.workload(rho=0.25))
-    assert p.prefill.unit_nodes == unit and p.prefill.by_work == 348
+    assert work == {before: 48, by_hand: 54}
+    assert p.prefill.unit_nodes == unit and p.prefill.by_work == 54
 
 
 def test_the_cheaper_mla_form_is_counted():

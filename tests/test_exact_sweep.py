@@ -2,19 +2,26 @@
 tools/hand-mutants/calc/sweep.yaml must change: decode GPUs of units smaller than a node rounded up
 to a node, the fleet's GPUs as the decode units' GPUs plus whole prefill nodes, a prefill unit
 smaller than a node counted as one node, the aggregated rule's GPU cap, and a context nothing
-serves plotted as a gap. Qwen2.5-72B on H200s: a turn brings 2,000 prompt tokens every 5 s
-(1,000 output tokens at 200 tokens/s), 400 tokens/s a session, and a GPU prefills
-0.4 x 989 TFLOP/s over 2 x 72.7B + 80 x 2 x 64 x T x 256 FLOP a token at context T. The requests
-a unit holds are the placement model's (``calc.placement``), taken as given here."""
+serves plotted as a gap. Qwen2.5-72B on H200s: a turn brings 12,000 prompt tokens (``BOOK`` here)
+and decodes 1,000 output tokens at the GPU's speed v (one token a step, about 35 tokens/s here), so
+a session brings 12 v prompt tokens/s, and a GPU prefills 0.4 x 989 TFLOP/s over 2 x 72.7B +
+80 x 2 x 64 x T x 256 FLOP a token at context T. The requests a unit holds and v are the
+placement and decode models' (``calc.placement``, ``calc.fleet.session_speed``), taken as given."""
 
 import numpy as np
 
-from twopaths.calc import sweep
+from twopaths.calc import fleet, sweep
 from twopaths.calc.placement import Placement, memory
 from twopaths.specs.serving import assumptions
 
-BOOK = assumptions("book")
+BOOK = assumptions("book").but(prompt_tokens_per_turn=12_000)
 QWEN = "qwen-2.5-72b"
+
+
+def demand(sessions: int, t: int, context: int, role: str = "aggregated") -> float:
+    """Prompt tokens/s of ``sessions`` decoding on a full TP``t`` GPU in ``role``: 12 v each."""
+    m = memory(QWEN, "h200", tp(t), context, BOOK, role)
+    return sessions * 12 * fleet.session_speed(QWEN, "h200", BOOK, context, m)
 
 
 def rate(context: int) -> float:
@@ -32,31 +39,32 @@ def at(s, **where):
 
 
 def test_small_decode_units_and_a_small_prefill_unit_take_whole_nodes():
-    # 60 sessions of 8K: 24,000 prompt tokens/s, more than the 8 GPUs of an aggregated node prefill
-    # (8 x 2,378 = 19,022), so prefill is apart. A TP2 unit holds 51: 2 units, 4 GPUs, one node
-    # (rounded up, not down to none); the prefill unit (TP2) is one node, ceil(1 / 2.5) = 1 of them:
-    # 4 + 8 = 12 GPUs, not 2 whole nodes' 16
+    # 60 sessions of 8K: about 25,500 prompt tokens/s, more than any aggregated unit's GPUs
+    # prefill (a node's 8 x 2,378 = 19,022 at most), so prefill is apart. A TP2 unit holds 51: 2
+    # units, 4 GPUs, one node (rounded up, not down to none); the prefill unit (TP2) is one node,
+    # ceil(1 / 2.5) = 1 of them: 4 + 8 = 12 GPUs, not 2 whole nodes' 16
     assert memory(QWEN, "h200", tp(2), 8000, BOOK).requests == 51
-    assert 60 * 400 > 8 * rate(8000)
+    assert min(demand(60, t, 8000) for t in (2, 4, 8)) > 8 * rate(8000)
     s = sweep.sweep(QWEN, "h200", BOOK, concurrency=[60], context=[8000])
     assert at(s) == (51, 4, 1, 1, 12)
 
 
 def test_a_small_fleet_prefills_where_its_gpus_can():
-    # 12 sessions of 8K: 4,800 prompt tokens/s. One TP2 unit would hold them all (48 aggregated) but
-    # its 2 GPUs prefill 4,756; apart, it costs 2 + a prefill node's 8 = 10 GPUs. One TP4 unit
-    # (151 aggregated) prefills 9,511 on its 4 GPUs: 4 GPUs, no prefill node
-    assert 2 * rate(8000) < 12 * 400 <= 4 * rate(8000)
+    # 12 sessions of 8K: about 5,100 prompt tokens/s. One TP2 unit would hold them all (48
+    # aggregated) but its 2 GPUs prefill 4,756; apart, it costs 2 + a prefill node's 8 = 10 GPUs.
+    # One TP4 unit (151 aggregated) prefills 9,511 on its 4 GPUs: 4 GPUs, no prefill node
+    assert 2 * rate(8000) < demand(12, 2, 8000) and demand(12, 4, 8000) <= 4 * rate(8000)
     assert memory(QWEN, "h200", tp(4), 8000, BOOK, "aggregated").requests == 151
     s = sweep.sweep(QWEN, "h200", BOOK, concurrency=[12], context=[8000])
     assert at(s) == (151, 4, 1, 0, 4)
 
 
 def test_an_aggregated_fleet_stays_within_its_gpu_cap():
-    # 20 sessions of 128K: 8,000 prompt tokens/s. Three TP4 units (9 aggregated each) would prefill
-    # them on 12 GPUs (9,871), past the 8 GPUs an aggregated fleet may have; on 8 GPUs only 6,580.
-    # So a TP8 decode unit holding 23 (8 GPUs, a node) and a prefill node: 16 GPUs
-    assert 8 * rate(128_000) < 20 * 400 <= 12 * rate(128_000)
+    # 20 sessions of 128K: about 8,800 prompt tokens/s. Three TP4 units (9 aggregated each) would
+    # prefill them on 12 GPUs (9,871), past the 8 GPUs an aggregated fleet may have; on 8 GPUs
+    # only 6,580. So a TP8 decode unit holding 23 (8 GPUs, a node) and a prefill node: 16 GPUs
+    assert 8 * rate(128_000) < demand(20, 4, 128_000) <= 12 * rate(128_000)
+    assert demand(20, 8, 128_000) > 8 * rate(128_000)
     assert memory(QWEN, "h200", tp(4), 128_000, BOOK, "aggregated").requests == 9
     assert memory(QWEN, "h200", tp(8), 128_000, BOOK).requests == 23
     s = sweep.sweep(QWEN, "h200", BOOK, concurrency=[20], context=[128_000])

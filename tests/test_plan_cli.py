@@ -153,10 +153,9 @@ def test_flags_reach_the_assumptions(capsys):
                 "--gpus-per-node", "4", "--context", "1M", "--concurrency", "2e3", "--rho", "0.5")
     a = assumptions("book", weights="fp8", kv_dtype="fp8", gpus_per_node=4, max_attention_tp=4, max_dcp=4)
     assert r["assumptions"] == a.as_dict()
-    # 1,000 sessions decoding turns of 1,000 tokens at 200 tokens/s: 200 turns start a second
     assert r["workload"] == {"concurrency": 2000, "context": 1_000_000, "rho": 0.5, "resident": 1000,
-                             "turns_per_s": 200.0, "prompt_tokens_per_turn": 2000,
-                             "prompt_tokens_per_s": 400_000.0, "context_default_past_limit": None}
+                             "output_tokens_per_turn": 1000, "prompt_tokens_per_turn": 2000,
+                             "context_default_past_limit": None}
     assert r["best"] == plan_report.plan_dict(fleet.plan("deepseek-v4-pro", "gb200", a, fleet.Workload(2000, 10**6, 0.5)))
     assert all(p["ep"] % 4 == 0 and p["attention_tp"] <= 4 for p in r["plans"])
 
@@ -166,7 +165,10 @@ def test_defaults_are_the_articles_workload_with_every_session_resident(capsys):
     says how many are resident (10,000 of 10,000; a quarter under --rho 0.25)."""
     r = as_json(capsys, "kimi-k3")
     assert (r["workload"]["concurrency"], r["workload"]["context"], r["workload"]["rho"]) == (10_000, 500_000, 1.0)
-    assert r["workload"]["resident"] == 10_000 and r["workload"]["turns_per_s"] == 10_000 / 5
+    assert r["workload"]["resident"] == 10_000 and r["workload"]["output_tokens_per_turn"] == 1000
+    # the turns the plan's sessions finish at its own speed, one token a step
+    b = r["best"]
+    assert b["turns_per_s"] == pytest.approx(10_000 * b["session_tokens_per_s"] / 1000)
     assert r["gpu"] == "h200" and r["assumptions"] == assumptions("book").as_dict()
     _, out, _ = run(capsys, "kimi-k3", "--rho", "0.25")
     assert out.splitlines()[0] == "Kimi K3 on NVIDIA H200 SXM: 2,500 sessions resident on decode GPUs"
@@ -179,19 +181,22 @@ def test_counts_are_decimal_unless_binary_is_asked_for(text, tokens):
 
 
 def test_traffic_flags_set_the_prefill_work(capsys):
-    """Turns of 500 output tokens at 100 tokens/s, 8,000 prompt tokens each, 1,000 sessions all
-    resident: 1,000 / 5 s = 200 turns/s, so 1.6M prompt tokens/s for prefill to take in."""
-    r = as_json(capsys, "kimi-k3", "--concurrency", "1000", "--prompt-tokens", "8K", "--output-tokens", "500",
-                "--speed", "100")
-    assert r["workload"]["turns_per_s"] == 200 and r["assumptions"]["prompt_tokens_per_turn"] == 8000
+    """Turns of 500 output tokens, 8,000 prompt tokens each, 1,000 sessions all resident, planned
+    for at least 100 tokens/s a session: at the plan's speed v, 1,000 x v / 500 turns/s, so
+    16,000 v prompt tokens/s for prefill to take in (1.6M at exactly 100)."""
+    args = ("kimi-k3", "--concurrency", "1000", "--prompt-tokens", "8K", "--output-tokens", "500",
+            "--speed", "100")
+    r = as_json(capsys, *args)
+    b = r["best"]
+    assert r["assumptions"]["prompt_tokens_per_turn"] == 8000 and r["workload"]["output_tokens_per_turn"] == 500
+    v = b["session_tokens_per_s"]
+    assert 100 <= v < 110
+    assert b["turns_per_s"] == pytest.approx(2 * v) and b["prompt_tokens_per_s"] == pytest.approx(16_000 * v)
     a = assumptions("book", prompt_tokens_per_turn=8000)
-    p = fleet.plan("kimi-k3", "h200", a, fleet.workload(1000, rho=1.0, output_tokens=500, decode_tokens_per_s=100),
-                   speed=100)
-    assert p.prefill.tokens_per_s == 1_600_000 and r["best"]["prefill_nodes_by_work"] == p.prefill.by_work
-    assert r["workload"]["prompt_tokens_per_s"] == 1_600_000
-    assert "200 turns/s of 8,000 prompt tokens (1,600,000 prompt tokens/s)" in run(
-        capsys, "kimi-k3", "--concurrency", "1000", "--prompt-tokens", "8K", "--output-tokens", "500",
-        "--speed", "100")[1].replace("\n  ", " ")
+    p = fleet.plan("kimi-k3", "h200", a, fleet.workload(1000, rho=1.0, output_tokens=500), speed=100)
+    assert p.prefill.tokens_per_s == pytest.approx(16_000 * v) and b["prefill_nodes_by_work"] == p.prefill.by_work
+    line = f"{2 * v:,.0f} turns/s ({16_000 * v:,.0f} prompt tokens/s)"
+    assert line in run(capsys, *args)[1].replace("\n  ", " ")
 
 
 def test_a_price_gives_each_plans_cost(capsys):
@@ -618,7 +623,7 @@ def test_numbers_read_as_counts_and_rates(capsys):
     out = run(capsys, "Qwen--Qwen3-32B", "--gpu", "h100", "--concurrency", "64")[1]
     assert "bytes a token (all layers)           262,144 B" in out
     assert "fixed state: none, every layer's cache grows" in out and "0.0 MB" not in out
-    assert "12.8 turns/s of 2,000 prompt tokens (25,600 prompt tokens/s)" in out.replace("\n  ", " ")
+    assert "finish 2.95 turns/s (5,894 prompt tokens/s)" in out.replace("\n  ", " ")
     assert "vLLM 0.33.0, on each decode node:" in out and "take their own rank" not in out
     k3 = run(capsys, "kimi-k3", "--gpu", "b300", "--rho", "0.25")[1]
     assert "on the first node of each decode unit of 8 nodes (the others take their own rank):" in k3

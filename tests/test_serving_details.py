@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+from twopaths.calc.decode import plan_step
 from twopaths.calc import attention_flops, decode, ep, fleet, prefill, sweep, weights
 from twopaths.specs import params
 from twopaths.calc.placement import Placement, memory, read_share, request_share
@@ -27,10 +28,11 @@ def test_ratio_and_gain_are_node_ratios():
 
 
 def test_prefill_by_work_by_hand():
-    """Prompt tokens a second: turns a second (sessions x rho / 5 s) x tokens a turn; one GPU's rate:
-    MFU x BF16 peak over (2 x activated params + prefill attention at the context)."""
+    """Prompt tokens a second: turns a second (resident sessions x their speed, one token a step,
+    / 1,000 tokens a turn) x tokens a turn; one GPU's rate: MFU x BF16 peak over (2 x activated
+    params + prefill attention at the context)."""
     p = fleet.plan(V4, "h200", BOOK, W25)
-    demand = 10_000 * 0.25 / 5.0 * BOOK.prompt_tokens_per_turn
+    demand = 10_000 * 0.25 / (1000 * plan_step(p).step) * BOOK.prompt_tokens_per_turn
     per_token = 2 * model_spec(V4).params_active + attention_flops.attention_flops(V4, 500_000, prefill=True,
                                                                                      new_tokens=2_000)
     rate = 0.4 * gpu_spec("h200").bf16_flops / per_token

@@ -45,8 +45,8 @@ a decode GPU as an engine's max_num_seqs counts them (--rho 0.25 is the article'
 scenario, where a quarter are), and the book's serving assumptions (specs/serving.yaml), among
 them a BF16 linear-attention state, as the article sizes K3's; the output says which state dtype
 the config ships (Qwen3.5's FP32), and --state-dtype shipped prices that one. Each turn brings
-2,000 new prompt tokens and decodes 1,000 output tokens at 200 tokens/s (the article's), or at
---speed when one is given; prefill sized by work follows them.
+2,000 new prompt tokens and decodes 1,000 output tokens at the plan's own speed (one token a
+step on a full decode GPU), so prefill sized by work takes in the turns the plan decodes.
 
 Counts take 1000000, 1_000_000, 1e6, 500K or 1M: K, M and G are powers of ten (32K = 32,000),
 Ki, Mi and Gi powers of two (32Ki = 32,768, a context length as engines often give it).
@@ -114,8 +114,8 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--prompt-tokens", type=count, default=None,
                    help="new prompt tokens a turn brings past the cached prefix (default 2,000): prefill work")
     p.add_argument("--output-tokens", type=count, default=None,
-                   help="tokens a turn decodes (default 1,000, the article's): with the decode speed, how "
-                        "often turns start, so how much prompt prefill must take in")
+                   help="tokens a turn decodes (default 1,000, the article's): with the plan's speed, how "
+                        "often turns finish, so how much prompt prefill must take in")
     p.add_argument("--price", type=float, default=None, metavar="USD",
                    help="price of one GPU an hour, in US dollars: each plan's cost an hour and per million "
                         "output tokens (at the bandwidth bound, every GPU of the plan paid)")
@@ -180,8 +180,7 @@ def main(argv: list[str] | None = None) -> int:
         # no --context: the article's 500K, or the config's limit where that is shorter (and said so)
         default = fleet.workload().context
         context = args.context if args.context is not None else max_position.capped(model, default)
-        work = fleet.workload(args.concurrency, context, args.rho, output_tokens=args.output_tokens,
-                              decode_tokens_per_s=args.speed)
+        work = fleet.workload(args.concurrency, context, args.rho, output_tokens=args.output_tokens)
         check_int("context", work.context, minimum=1, maximum=kv.MAX_TOKENS)
         if args.price is not None:
             check_real("usd_per_gpu_hour", args.price, minimum=0, open_min=True)

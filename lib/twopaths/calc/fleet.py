@@ -11,6 +11,12 @@ sessions of ``context`` tokens, a share ``rho`` of them decoding at once (``calc
     decode nodes      = ceil(units x ep / gpus per node)
     prefill nodes     = ceil(decode nodes / pd_ratio), in whole prefill units (the article's ratio)
     prefill by work   = ceil(prompt tokens/s / tokens/s a GPU sustains), in whole prefill units
+    prompt tokens/s   = resident x session speed / output tokens a turn x prompt tokens a turn
+
+The prompt tokens come at the pace the plan decodes: a resident session finishes a turn every
+``output_tokens / speed`` seconds, ``speed`` being one token a step on a full decode GPU, the same
+bound the fleet's output tokens are priced at (``calc.cost``). A plan slower than the article's 200
+tokens/s takes in fewer turns a second, not the article's.
 
 A prefill unit is the smallest valid placement for the context: it must hold the weights and one
 request per attention group. ``plan`` tries every placement ``calc.placement.placements`` offers
@@ -32,7 +38,7 @@ from ..specs import gpu as gpu_spec, max_position
 from ..specs.deployment import deployment, workload as article_workload
 from ..specs.engines import Engine, engines
 from ..specs.serving import Assumptions
-from .decode import fastest_batch, gpu_step, plan_step
+from .decode import fastest_batch, gpu_step
 from .offload import check_rho, decode_seconds
 from .placement import GPUMemory, Placement, can_launch, memory, placements
 from .prefill import tokens_per_s_per_gpu
@@ -44,7 +50,6 @@ class Workload:
     context: int
     rho: float = 1.0
     output_tokens: int | None = None           # a turn's output tokens (None: the article's)
-    decode_tokens_per_s: float | None = None   # the speed a turn decodes at (None: the article's)
 
     def __post_init__(self):
         check_int("concurrency", self.concurrency, minimum=1)
@@ -52,8 +57,6 @@ class Workload:
         check_rho(self.rho)
         if self.output_tokens is not None:
             check_int("output_tokens", self.output_tokens, minimum=1)
-        if self.decode_tokens_per_s is not None:
-            check_real("decode_tokens_per_s", self.decode_tokens_per_s, minimum=0, open_min=True)
 
     @property
     def resident(self) -> int:
@@ -61,22 +64,23 @@ class Workload:
         return math.ceil(round(self.concurrency * self.rho, 9))
 
     @property
-    def turns_per_s(self) -> float:
-        """Turns the sessions start a second: each decodes for w_decode seconds a turn, a share rho
-        of its life (the article's 1,000 output tokens at 200 tokens/s)."""
-        w = article_workload()
-        output = w.output_tokens if self.output_tokens is None else self.output_tokens
-        speed = w.decode_tokens_per_s if self.decode_tokens_per_s is None else self.decode_tokens_per_s
-        return self.concurrency * self.rho / decode_seconds(output, speed)
+    def turn_tokens(self) -> int:
+        """Output tokens a turn decodes (the article's 1,000 unless set)."""
+        return article_workload().output_tokens if self.output_tokens is None else self.output_tokens
+
+    def turns_per_s(self, speed: float) -> float:
+        """Turns the resident sessions finish a second, each decoding at ``speed`` tokens/s: one
+        every ``decode_seconds(turn_tokens, speed)`` a session (Little's law at the decode stage)."""
+        return self.resident / decode_seconds(self.turn_tokens, speed)
 
 
 def workload(concurrency: int | None = None, context: int | None = None, rho: float = 1.0,
-             output_tokens: int | None = None, decode_tokens_per_s: float | None = None) -> Workload:
-    """The article's workload (10,000 sessions of 500K tokens, turns of 1,000 output tokens at 200
-    tokens/s) with any field changed."""
+             output_tokens: int | None = None) -> Workload:
+    """The article's workload (10,000 sessions of 500K tokens, turns of 1,000 output tokens) with
+    any field changed."""
     w = article_workload()
     return Workload(w.concurrency if concurrency is None else concurrency,
-                    w.average_context if context is None else context, rho, output_tokens, decode_tokens_per_s)
+                    w.average_context if context is None else context, rho, output_tokens)
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ class Prefill:
     unit: Placement              # the smallest valid placement: it holds the weights and a request
     unit_nodes: int
     by_ratio: int                # nodes at the P:D ratio, whole units
-    tokens_per_s: float          # prompt tokens a second the fleet must take in
+    tokens_per_s: float          # prompt tokens a second the fleet must take in, at the plan's speed
     tokens_per_s_per_gpu: float
     by_work: int                 # nodes that sustain them, whole units
     aggregated: bool = False     # no prefill unit: the decode units prefill too (chunked), 0 nodes
@@ -106,7 +110,7 @@ class Plan:
     @property
     def session_speed(self) -> float:
         """Tokens/s one session gets on a full decode GPU: one token a step (``plan_step``)."""
-        return 1 / plan_step(self).step
+        return session_speed(self.model, self.gpu, self.assumptions, self.work.context, self.decode)
 
     @property
     def placement(self) -> Placement:
@@ -212,17 +216,24 @@ def prefill_rate(model: str, gpu: str, context: int, a: Assumptions) -> float:
                                 new_tokens=a.prompt_tokens_per_turn)
 
 
-def prompt_demand(work: Workload, a: Assumptions) -> float:
-    """Prompt tokens/s the sessions bring: turns a second x new prompt tokens a turn."""
-    return work.turns_per_s * a.prompt_tokens_per_turn
+def session_speed(model: str, gpu: str, a: Assumptions, context: int, m: GPUMemory) -> float:
+    """Tokens/s a session gets on a full GPU ``m``: one token a step (``calc.decode.gpu_step``)."""
+    return 1 / gpu_step(model, gpu, a, context, m, m.requests).step
 
 
-def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions, unit: GPUMemory) -> Prefill:
+def prompt_demand(work: Workload, a: Assumptions, speed: float) -> float:
+    """Prompt tokens/s the resident sessions bring, each decoding at ``speed`` tokens/s: turns a
+    second x new prompt tokens a turn."""
+    return work.turns_per_s(speed) * a.prompt_tokens_per_turn
+
+
+def _prefill(model: str, gpu: str, work: Workload, d_nodes: int, a: Assumptions, unit: GPUMemory,
+             speed: float) -> Prefill:
     unit_nodes = _units(unit.placement.gpus, a)
-    whole = lambda nodes: unit_nodes * math.ceil(round(nodes / unit_nodes, 9))  # noqa: E731
     by_ratio = _by_ratio(d_nodes, unit_nodes, a)
-    demand, rate = prompt_demand(work, a), prefill_rate(model, gpu, work.context, a)
-    return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, whole(_units(math.ceil(demand / rate), a)))
+    demand, rate = prompt_demand(work, a, speed), prefill_rate(model, gpu, work.context, a)
+    by_work = unit_nodes * math.ceil(round(_units(math.ceil(demand / rate), a) / unit_nodes, 9))
+    return Prefill(unit.placement, unit_nodes, by_ratio, demand, rate, by_work)
 
 
 def _co_located(model: str, gpu: str, work: Workload, a: Assumptions, p: Placement,
@@ -240,7 +251,8 @@ def _co_located(model: str, gpu: str, work: Workload, a: Assumptions, p: Placeme
         return None
     units = math.ceil(work.resident / (p.attention_groups * m.requests))
     gpus = units * p.gpus
-    if gpus > a.aggregate_max_gpus or prompt_demand(work, a) > gpus * prefill_rate(model, gpu, work.context, a):
+    demand = prompt_demand(work, a, session_speed(model, gpu, a, work.context, m))
+    if gpus > a.aggregate_max_gpus or demand > gpus * prefill_rate(model, gpu, work.context, a):
         return None
     return m, units
 
@@ -304,10 +316,12 @@ def _plan(model: str, gpu: str, a: Assumptions, work: Workload, placement: Place
     _, m, units, unit = best
     per_unit = m.placement.attention_groups * m.requests
     d_nodes = _units(units * m.placement.gpus, a)
+    pace = session_speed(model, gpu, a, work.context, m)     # what the sessions decode at, at least ``speed``
     if unit is None:
-        pre = Prefill(m.placement, 0, 0, prompt_demand(work, a), prefill_rate(model, gpu, work.context, a), 0, True)
+        pre = Prefill(m.placement, 0, 0, prompt_demand(work, a, pace), prefill_rate(model, gpu, work.context, a), 0,
+                      True)
     else:
-        pre = _prefill(model, gpu, work, d_nodes, a, unit)
+        pre = _prefill(model, gpu, work, d_nodes, a, unit, pace)
     return Plan(model, gpu, a, work, m, per_unit, units, d_nodes, pre, speed)
 
 
@@ -402,4 +416,4 @@ def full_gpu_speed(model: str, gpu: str, a, concurrency: int, context: int):
     or why there is no plan: one token a step, and a step reads the weights its tokens touch and
     every cache the GPU holds (``calc.decode.plan_step``)."""
     p = plan_or_reason(model, gpu, a, Workload(concurrency, context, 1.0))
-    return p if isinstance(p, str) else 1 / plan_step(p).step
+    return p if isinstance(p, str) else p.session_speed

@@ -23,8 +23,8 @@ from ..specs.deployment import deployment_models, workload as article_workload
 from ..specs.serving import Assumptions
 from .arrays import ints
 from .disagg import check_pd_ratio
-from .fleet import staged, prefill_rate, prefill_unit
-from .offload import check_rho, decode_seconds
+from .fleet import prefill_rate, prefill_unit, session_speed, staged
+from .offload import check_rho
 from .placement import memory, placements
 
 AXES = ("model", "gpu", "concurrency", "context", "rho", "pd_ratio")
@@ -79,9 +79,8 @@ def sweep(models, gpus, a: Assumptions, *, concurrency, context, rho=1.0, pd_rat
     shape = (len(models), len(gpus), len(conc), len(ctx), len(rhos), len(pds))
     per_unit, d_nodes, p_nodes, d_gpus = (np.full(shape, np.inf) for _ in range(4))
     resident = _ceil(conc[:, None] * rhos[None, :])                       # (concurrency, rho)
-    w = article_workload()
-    demand = conc[:, None] * rhos[None, :] / decode_seconds(w.output_tokens, w.decode_tokens_per_s) \
-        * a.prompt_tokens_per_turn                                        # fleet.prompt_demand
+    # prompt tokens/s at one token a second a session (fleet.prompt_demand); x each option's speed
+    demand = resident * a.prompt_tokens_per_turn / article_workload().output_tokens
     for i, m in enumerate(models):
         for j, g in enumerate(gpus):
             for k, t in enumerate(ctx):
@@ -107,7 +106,9 @@ def _best(m, g, t, a, options, resident, demand, pds):
     held = _held(m, g, t, a, options, "decode")
     held_d = np.where([units_p[p.dcp] is not None for p in options], held, 0.0)
     small = np.array([p.gpus <= a.aggregate_max_gpus for p in options])
-    held_a = np.where(small & (held > 0), _held(m, g, t, a, options, "aggregated"), 0.0) if any(small) else held * 0
+    aggregated = [memory(m, g, p, t, a, "aggregated") if ok and h > 0 else None
+                  for p, ok, h in zip(options, small, held)]
+    held_a = np.array([p.attention_groups * x.requests if x else 0.0 for p, x in zip(options, aggregated)])
     if not ((held_d > 0) | (held_a > 0)).any():
         return None
     size = np.array([p.gpus for p in options], dtype=float)
@@ -119,7 +120,8 @@ def _best(m, g, t, a, options, resident, demand, pds):
         ga = np.where(held_a > 0, _ceil(resident[..., None] / held_a) * size, np.inf)     # (c, r, pl)
         if (held_a > 0).any():
             rate = prefill_rate(m, g, t, a)
-            ga = np.where((ga <= a.aggregate_max_gpus) & (demand[..., None] <= ga * rate), ga, np.inf)
+            speed = np.array([session_speed(m, g, a, t, x) if x and x.valid else 0.0 for x in aggregated])
+            ga = np.where((ga <= a.aggregate_max_gpus) & (demand[..., None] * speed <= ga * rate), ga, np.inf)
     co = np.broadcast_to(np.isfinite(ga)[..., None, :], pn.shape)
     gpus = np.where(co, ga[..., None, :], dg + pn * n)
     nodes = np.where(co, _ceil(ga[..., None, :] / n), dn + pn)

@@ -76,6 +76,8 @@ def plan_dict(p: fleet.Plan, price: float | None = None) -> dict:
                 usd_per_million_tokens(p.gpus_by_work, price, cost.tokens_per_s) if cost else None,
             "gpus_by_work": p.gpus_by_work,
             "session_tokens_per_s": p.session_speed, "step_s": plan_step(p).step,
+            # the turns its resident sessions finish at that speed, and the prompt tokens they bring
+            "turns_per_s": p.work.turns_per_s(p.session_speed), "prompt_tokens_per_s": p.prefill.tokens_per_s,
             "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
             "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
@@ -129,9 +131,8 @@ def report(model: str, gpu: str, a: Assumptions, work: fleet.Workload, speed: fl
         # what joins a node's GPUs: a PCIe-only part (an L40S) is no NVLink domain (specs.GPUSpec.scale_up)
         "scale_up": g.scale_up, "scale_up_bandwidth": g.nvlink_bandwidth,
         "workload": {"concurrency": work.concurrency, "context": work.context, "rho": work.rho,
-                     "resident": work.resident, "turns_per_s": work.turns_per_s,
+                     "resident": work.resident, "output_tokens_per_turn": work.turn_tokens,
                      "prompt_tokens_per_turn": a.prompt_tokens_per_turn,
-                     "prompt_tokens_per_s": work.turns_per_s * a.prompt_tokens_per_turn,
                      # set by the command when it chose the context: the default it was past
                      "context_default_past_limit": None},
         "usd_per_gpu_hour": price,
@@ -204,8 +205,8 @@ def table(r: dict) -> str:
     w, a = r["workload"], r["assumptions"]
     lines = [f"{r['model_name']} on {r['gpu_name']}: {w['resident']:,} sessions resident on decode GPUs",
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens{_context_source(w)}, rho {w['rho']:g} "
-             f"(the share resident); {_rate(w['turns_per_s'])} turns/s of {w['prompt_tokens_per_turn']:,} "
-             f"prompt tokens ({_rate(w['prompt_tokens_per_s'])} prompt tokens/s)",
+             f"(the share resident); turns of {w['prompt_tokens_per_turn']:,} prompt and "
+             f"{w['output_tokens_per_turn']:,} output tokens",
              f"KV {r['kv_dtype']}, {state_note(r)}, weights {r['weights']}; "
              f"{100 * a['usable_fraction']:g}% of each GPU usable less a runtime reserve "
              f"({reserve_models()[a['reserve']]['label']}), {a['gpus_per_node']} GPUs a node"]
@@ -264,12 +265,15 @@ def table(r: dict) -> str:
         lines.append(f"plan: {b['placement']}, {b['nodes']:,} nodes ({b['gpus']:,} GPUs): "
                      f"{b['decode_nodes']:,} decode + {b['prefill_nodes']:,} prefill"
                      + (" [FLAG]" if b["beyond_max_position"] else ""))   # the FLAG line above says why
-        lines.append(f"  its prefill nodes are the article's P:D ratio; the prompt tokens a second alone would "
-                     f"take {b['prefill_nodes_by_work']:,} ({b['nodes_by_work']:,} nodes in all)")
         target = f", planned for at least {r['speed_target']:g}" if r["speed_target"] else ""
         lines.append(f"  each session decodes at most {b['session_tokens_per_s']:.1f} tokens/s{target} (a bound: "
                      f"HBM reads, DCP merge and {1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all "
                      f"in a {1e3 * b['step_s']:.1f} ms step)")
+        lines.append(f"  its prefill nodes are the article's P:D ratio; at that speed its sessions finish "
+                     f"{_rate(b['turns_per_s'])} turns/s ({_rate(b['prompt_tokens_per_s'])} prompt tokens/s), "
+                     f"which alone would take {b['prefill_nodes_by_work']:,} prefill "
+                     f"node{'' if b['prefill_nodes_by_work'] == 1 else 's'} "
+                     f"({b['nodes_by_work']:,} in all)")
         if r["usd_per_gpu_hour"] is not None:
             lines += cost_lines(r)
         for launch in b["launch"].values():

@@ -40,17 +40,23 @@ GB = 1e9
 TAG = {K3: "k3", V4: "v4"}
 PLAN_NOTE = (f"A session's speed is one token a step on a full decode GPU, a bound; the duty cycles "
               f"assume {workload().decode_tokens_per_s:g} tokens/s, which a plan below it cannot meet "
-              "(fleet.plan(..., speed=) gives the cheapest plan that does). Used / GPU counts the runtime "
+              "(fleet.plan(..., speed=) gives the cheapest plan that does); prefill by work takes in the "
+              "turns a plan's sessions finish at its own speed. Used / GPU counts the runtime "
               "reserve (activations, CUDA graphs, DeepEP's buffer: calc.reserve) beside weights and caches.")
 
 
-def serving_assumptions(changes: dict | None = None, preset: str = "book") -> Assumptions:
-    """The chapter's assumptions: ``preset`` with ``changes`` (its ``serving`` parameter) applied."""
+def serving_assumptions(changes: dict | None = None, preset: str = "book", own: tuple[str, ...] = ()) -> Assumptions:
+    """The chapter's assumptions: ``preset`` with ``changes`` (its ``serving`` parameter) applied.
+    ``own``: fields the chapter sets through parameters of their own names; ``serving`` naming
+    one is refused, since one of the two would be silently ignored."""
     if changes is None:
         changes = {}
     if not isinstance(changes, dict):
         raise ParameterError("serving", changes, "a mapping of assumption fields to values, e.g. "
                              "{'kv_dtype': 'fp8', 'usable_fraction': 0.85}")
+    if clash := sorted(set(changes) & set(own)):
+        raise ParameterError("serving", changes, f"fields other than {', '.join(clash)}: this chapter sets "
+                             f"{'them' if len(clash) > 1 else 'it'} with its own parameter of that name")
     return assumptions(preset, **changes)
 
 
