@@ -56,6 +56,8 @@ def test_a_corpus_gqa_model_on_a_users_gpu(tmp_path):
 @pytest.mark.parametrize("params, named", [
     ({"gpus": ["my-gpu"], "gpu_specs": NO_HBM}, "gpu_specs.my-gpu.hbm_bytes"),
     ({"models": [], "configs": [MODEL, MODEL]}, "models"),
+    # the chapter's own kv_dtype parameter would silently win over this one
+    ({"serving": {"kv_dtype": "fp8"}}, "serving"),
 ])
 def test_a_bad_parameter_stops_the_chapter_named(tmp_path, params, named):
     with pytest.raises(runner.RunError, match=r"ParameterError\): " + named.replace(".", r"\.") + ":"):
