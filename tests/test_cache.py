@@ -105,6 +105,34 @@ def test_a_damaged_entry_is_refused(tmp_path):
         store.get("x", "k1")
 
 
+def _put_many(folder: str, nb: str, who: int) -> None:
+    store = cache.Cache(Path(folder))
+    for i in range(30):
+        store.put("x", f"k{i % 3}", Path(nb), {"who": who, "i": i})
+
+
+def test_processes_putting_at_once_leave_whole_entries(tmp_path):
+    """pytest's workers (and two builds at once) put entries of one chapter together, some under
+    the same key: no put fails, no temporary folder is left, and every entry reads back whole.
+    One shared temporary name, or a prune that takes another process's temporary folder, fails."""
+    import multiprocessing
+
+    store = _entry(tmp_path)
+    nb = tmp_path / "x.ipynb"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_put_many, args=(str(store.folder), str(nb), w)) for w in range(4)]
+    for q in procs:
+        q.start()
+    for q in procs:
+        q.join(60)
+    assert [q.exitcode for q in procs] == [0, 0, 0, 0]
+    left = sorted(p.name for p in (store.folder / "x").iterdir())
+    assert not [n for n in left if n.endswith(".tmp")], left
+    for name in left:
+        notebook, entry = store.get("x", name)
+        assert entry["i"] % 3 == int(name[1:]) and json.loads(notebook.read_text())["cells"] == []
+
+
 def _tiny_book(root: Path) -> Path:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}

@@ -19,6 +19,7 @@ import ast
 import functools
 import hashlib
 import json
+import os
 import re
 import shutil
 from dataclasses import dataclass
@@ -164,16 +165,25 @@ class Cache:
             raise CorruptEntry(f"{folder}: {type(e).__name__}: {e}") from None
 
     def put(self, chapter: str, k: str, notebook: Path, result: dict) -> None:
+        """Store an execution. Safe beside other processes putting entries (pytest's workers, two
+        builds at once): each writes its own temporary folder, and an entry another process put
+        first under the same key is the same execution, so it is kept."""
         folder = self._entry(chapter, k)
         shutil.rmtree(folder, ignore_errors=True)
-        tmp = folder.with_name(folder.name + ".tmp")
+        tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         shutil.copy2(notebook, tmp / "notebook.ipynb")
         meta = {"notebook_sha256": hashlib.sha256(notebook.read_bytes()).hexdigest(), "result": result}
         (tmp / "entry.json").write_text(json.dumps(meta, indent=1) + "\n")
-        tmp.rename(folder)   # an interrupted put leaves only a .tmp folder, never a half entry
-        older = sorted((p for p in folder.parent.iterdir() if p.is_dir() and p != folder),
+        try:
+            tmp.rename(folder)   # an interrupted put leaves only a .tmp folder, never a half entry
+        except OSError:
+            if not folder.is_dir():
+                raise
+            shutil.rmtree(tmp, ignore_errors=True)
+        # prune old entries, never another process's folder still being written
+        older = sorted((p for p in folder.parent.iterdir() if p.is_dir() and p != folder and p.suffix != ".tmp"),
                        key=lambda p: p.stat().st_mtime, reverse=True)
         for p in older[KEEP - 1:]:
             shutil.rmtree(p, ignore_errors=True)

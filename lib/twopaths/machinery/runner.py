@@ -382,7 +382,9 @@ def run(profile: str, device: str, notebooks: list[Path] | None = None, params: 
                 last[nb.stem] = runtime
                 _log(nb.stem, f"done in {runtime:.1f} s, {len(done[nb.stem]['values'])} glued values")
         _runtimes_path().parent.mkdir(parents=True, exist_ok=True)
-        _runtimes_path().write_text(json.dumps(runtimes, indent=1) + "\n")
+        tmp = _runtimes_path().with_name(f"runtimes.{os.getpid()}.tmp")   # a reader never sees half a file
+        tmp.write_text(json.dumps(runtimes, indent=1) + "\n")
+        os.replace(tmp, _runtimes_path())
     if failures:
         raise RunError("\n".join(failures))
     results["notebooks"] = {nb.stem: done[nb.stem] for nb in notebooks}   # book order
