@@ -44,16 +44,22 @@ pdf: book
 student: venv
 	$(RUN) student
 
-## make test: the package's layers (lint-imports), unit tests, every chapter in the smoke profile (also
-## under two other CPU kernel paths), the site with warnings as errors, the browser check
+## make test, cheapest first: the package's layers (lint-imports), the unit tests, the tests that
+## execute chapters, every chapter in the smoke profile (also under two other CPU kernel paths), the
+## site with warnings as errors, then the tests of the built site and the browser check. pytest runs
+## one worker a core (TEST_JOBS=1: one process); a file's tests stay on one worker, so a module's
+## fixtures are built once, and the browser checks share one worker (xdist_group "browser").
+TEST_JOBS ?= auto
+PYTEST = $(PY) -m pytest -q -n $(TEST_JOBS)
 test: venv
 	$(VENV)/bin/lint-imports --no-cache --no-logo
-	$(PY) -m pytest -q -m "not site"
+	$(PYTEST) --dist loadfile -m "not site and not notebooks"
+	$(PYTEST) --dist loadfile -m "notebooks and not site"
 	$(RUN) kernels --profile smoke $(RUNFLAGS)
 	$(RUN) run --profile smoke --device auto $(RUNFLAGS)
 	$(RUN) compare --profile smoke --strict
 	$(RUN) site
-	$(PY) -m pytest -q -m site
+	$(PYTEST) --dist loadgroup -m site
 
 ## make chapter NB=notebooks/01-kv-wall.ipynb P='-p context_tokens 2000000 -p kv_dtype fp8'
 chapter: venv

@@ -22,6 +22,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # are being fixed on other branches. Once those are merged, make the check strict by emptying this
 # set (PENDING_RULES = frozenset()); TWOPATHS_BROWSER_STRICT=1 enforces every rule meanwhile.
 PENDING_RULES = frozenset()
+# One pytest worker runs every browser check (make test: --dist loadgroup): two Chromiums at once on
+# a two-core machine only slow each other, and the fixture site is built once.
+pytestmark = pytest.mark.xdist_group("browser")
 NO_CHROMIUM = "browser check SKIPPED: no chromium found (apt-get install chromium); .ci/run installs it"
 
 
