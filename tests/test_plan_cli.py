@@ -639,3 +639,17 @@ def test_both_engines_cap_the_requests_a_decode_unit_runs(capsys, engine, flag):
     assert (b["placement"], per_group) == ("EP64, attention TP2", 28)
     want = {"vllm": 28, "sglang": 28 * 32}[engine]
     assert f"{flag} {want} " in b["launch"][engine]["decode"] + " "
+
+
+def test_the_table_lists_the_fewest_node_placements_and_all_on_request(capsys):
+    """K3 on H200s has 55 valid placements: the text lists the 10 with the fewest nodes, the plan
+    first, and says how many more --all lists; --all and the JSON give all 55, in the same order."""
+    r = as_json(capsys, "kimi-k3")
+    assert len(r["plans"]) == 55
+    out = run(capsys, "kimi-k3")[1].splitlines()
+    rows = [line for line in out if line.startswith("EP")]
+    assert [line.split()[0] for line in rows] == [p["placement"].split()[0] for p in r["plans"][:10]]
+    assert rows[0].startswith(r["best"]["placement"])
+    assert "  ... and 45 more, each with at least as many nodes (--all lists them)" in out
+    every = [line for line in run(capsys, "kimi-k3", "--all")[1].splitlines() if line.startswith("EP")]
+    assert len(every) == 55 and every[:10] == rows and not any("more, each" in line for line in every)

@@ -23,7 +23,7 @@ from .errors import ParameterError, check_int, check_real
 from .specs import max_position
 from .specs.lookup import add_gpu_file, resolve_model, shipped_state_dtype
 from .specs.serving import KV_DTYPES, STATE_DTYPES, Assumptions, assumptions, weight_scenarios
-from .views.plan_report import report, table
+from .views.plan_report import SHOWN, report, table
 
 EXAMPLES = """\
 examples:
@@ -136,6 +136,8 @@ def parser() -> argparse.ArgumentParser:
                    help="GPUs a node holds (default 8; 4 for a GB200 or GB300 compute tray); "
                         "attention TP stays within a node")
     p.add_argument("--format", choices=("table", "json"), default="table", help="output (default table)")
+    p.add_argument("--all", action="store_true",
+                   help=f"list every valid placement (default: the {SHOWN} with the fewest nodes; json has them all)")
     return p
 
 
@@ -193,7 +195,7 @@ def main(argv: list[str] | None = None) -> int:
     except ParameterError as e:
         cli.error(flag_message(e))
     try:
-        print(json.dumps(r, indent=1) if args.format == "json" else table(r))
+        print(json.dumps(r, indent=1) if args.format == "json" else table(r, every=args.all))
         sys.stdout.flush()
     except BrokenPipeError:      # `plan ... | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

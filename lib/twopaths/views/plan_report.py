@@ -200,8 +200,12 @@ def _row(cells, widths) -> str:
     return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
 
-def table(r: dict) -> str:
-    """The report as text, every line at most ``WIDTH`` characters."""
+SHOWN = 10   # placements the text lists unless asked for all: the plan is the first row
+
+
+def table(r: dict, every: bool = False) -> str:
+    """The report as text, every line at most ``WIDTH`` characters; the ``SHOWN`` placements with
+    the fewest nodes, or ``every`` one."""
     w, a = r["workload"], r["assumptions"]
     lines = [f"{r['model_name']} on {r['gpu_name']}: {w['resident']:,} sessions resident on decode GPUs",
              f"{w['concurrency']:,} sessions x {w['context']:,} tokens{_context_source(w)}, rho {w['rho']:g} "
@@ -247,12 +251,14 @@ def table(r: dict) -> str:
     if rows:
         lines.append(_row(["placement", "weights", "request", "reqs", "used/usable", "units", "decode",
                            "prefill", "nodes"], widths))
-    for p in rows:
+    for p in rows if every else rows[:SHOWN]:
         fleet_cells = [f"{p[k]:,}" if k in p else "-" for k in ("units", "decode_nodes", "prefill_nodes", "nodes")]
         lines.append(_row([p["placement"], f"{p['weight_bytes_per_gpu'] / GB:.1f}",
                            f"{p['request_bytes_per_gpu'] / GB:.2f}", f"{p['requests_per_unit']:,}",
                            f"{p['used_bytes_per_gpu'] / GB:.1f}/{p['usable_bytes'] / GB:.1f}",
                            *fleet_cells], widths))
+    if not every and len(rows) > SHOWN:
+        lines.append(f"  ... and {len(rows) - SHOWN:,} more, each with at least as many nodes (--all lists them)")
     lines.append("")
     b = r["best"]
     if r["unsized"]:
