@@ -34,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from cell_names import BUILTINS, defined, read
-from twopaths.machinery import figures, runner
+from twopaths.machinery import chapter, figures, runner
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -168,6 +168,20 @@ def wide_figures(nb) -> list[str]:
             and (w := png_width(o["data"]["image/png"])) > figures.MAX_PX]
 
 
+def crowded_figures(nb) -> list[str]:
+    """What ``figures.crowding`` found in each shown figure (``chapter.check_figures`` keeps it in
+    the PNG's metadata): a legend over the data, tick labels or titles over each other."""
+    found = []
+    for i, cell in code_cells(nb, NO_OUTPUT):
+        for o in cell.get("outputs", []):
+            if "image/png" in o.get("data", {}):
+                meta = o.get("metadata", {}).get("image/png", {})
+                if chapter.CROWDING not in meta:
+                    found.append(f"cell {i}: a figure no crowding check saw (shown before chapter.setup?)")
+                found += [f"cell {i}: {problem}" for problem in meta.get(chapter.CROWDING, [])]
+    return found
+
+
 # (d) Bookkeeping hidden.
 def _is_glue(node) -> bool:
     if not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Call)):
@@ -247,7 +261,7 @@ def injected_shown(nb) -> list[str]:
 
 SOURCE_RULES = (long_lines, long_cells, bare_last_expressions, uncaptioned_figures,
                 shown_bookkeeping, shown_sliders, unfolded_setup, hidden_names_in_solutions, linter_talk)
-EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, injected_shown)
+EXECUTED_RULES = (repr_outputs, uncaptioned_figures, wide_figures, crowded_figures, injected_shown)
 
 
 def load(path: Path):
@@ -314,6 +328,14 @@ DEFECTS = [
     (uncaptioned_figures, ("plt.show()\nplt.show()", CAPTION, []), ("plt.show()", CAPTION, [])),
     (wide_figures, ("plt.show()", CAPTION, [{"output_type": "display_data", "metadata": {},
                                               "data": {"image/png": PNG}}]), ("plt.show()", CAPTION, [])),
+    (crowded_figures, ("plt.show()", CAPTION, [{"output_type": "display_data", "data": {"image/png": PNG},
+                                                 "metadata": {"image/png": {chapter.CROWDING: ["the legend covers 4"]}}}]),
+     ("plt.show()", CAPTION, [{"output_type": "display_data", "data": {"image/png": PNG},
+                               "metadata": {"image/png": {"width": 640, chapter.CROWDING: []}}}])),
+    (crowded_figures, ("plt.show()", CAPTION, [{"output_type": "display_data", "data": {"image/png": PNG},
+                                                 "metadata": {}}]),
+     ("plt.show()", CAPTION, [{"output_type": "display_data", "data": {"image/png": PNG},
+                               "metadata": {"image/png": {chapter.CROWDING: []}}}])),
     (shown_bookkeeping, ("glue('x', x, 'GB')\nassert x > 0", {}, []),
      ("glue('x', x, 'GB')\nassert x > 0", HIDE, [])),
     (shown_bookkeeping, ("for k in d:\n    chapter.glue(k, d[k], 'GB')", {}, []),
@@ -379,3 +401,23 @@ def test_runner_hides_the_injected_parameters_cell(tmp_path):
     assert not injected_shown(out)
     assert [sorted(tags(c)) for c in out["cells"]] == [
         ["parameters"], ["injected-parameters", "remove-cell"], []]
+
+
+@pytest.mark.notebooks
+def test_a_chapter_kernel_records_a_crowded_figure(tmp_path):
+    """chapter.setup makes the kernel keep ``figures.crowding``'s findings with each figure it
+    shows: a legend over a line is recorded, a clear figure records nothing."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    draw = ("import matplotlib.pyplot as plt\nfig, ax = plt.subplots()\n"
+            "ax.plot([0, 1], [0.95, 0.95], label='flat')\nax.set_ylim(0, 1)\n"
+            "ax.legend(loc='{}')\nplt.show()")
+    book = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("from twopaths.machinery import chapter\nrun = chapter.setup('smoke', 'cpu')"),
+        nbformat.v4.new_code_cell(draw.format("upper center"), metadata=CAPTION),
+        nbformat.v4.new_code_cell(draw.format("lower center"), metadata=CAPTION)],
+        metadata={"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}})
+    NotebookClient(book, timeout=120, kernel_name="python3").execute()
+    found = crowded_figures(book)
+    assert len(found) == 1 and found[0].startswith("cell 1: panel 1: the legend covers"), found

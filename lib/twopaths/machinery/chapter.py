@@ -46,12 +46,65 @@ def resolve_device(device: str) -> torch.device:
     return torch.device(device)
 
 
+CROWDING = "twopaths_crowding"   # a shown figure's metadata key: what ``figures.crowding`` found
+
+
+def _wrap_png_formatter(ip) -> None:
+    """Put ``figures.crowding`` in front of the kernel's PNG formatter for figures, once."""
+    from matplotlib.figure import Figure
+
+    png = ip.display_formatter.formatters["image/png"]
+    try:
+        draw = png.lookup_by_type(Figure)
+    except KeyError:     # the inline backend registers it at the end of the cell importing pyplot
+        return
+    if getattr(draw, "checks_crowding", False):
+        return
+
+    def checked(fig, *args, **kwargs):
+        found = figures.crowding(fig)
+        out = draw(fig, *args, **kwargs)
+        if out is None:
+            return out
+        data, meta = out if isinstance(out, tuple) else (out, {})
+        return data, {**meta, CROWDING: found}
+
+    checked.checks_crowding = True
+    png.for_type(Figure, checked)
+
+
+def check_figures() -> None:
+    """In a Jupyter kernel, run ``figures.crowding`` on every figure the chapter shows and keep what
+    it finds (an empty list when nothing) in the PNG output's metadata under ``CROWDING``, where
+    the style test of executed chapters reads it: a figure without the key went unchecked, and
+    fails that test too. The reader sees the figure as drawn. Outside a kernel, nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    ip = get_ipython()
+    if ip is None or not hasattr(ip, "display_formatter"):
+        return
+    import importlib
+
+    plt = importlib.import_module("matplotlib.pyplot")
+    plt.close(plt.figure())   # the inline backend is chosen, and registers its formatter, on a first figure
+    _wrap_png_formatter(ip)
+    callbacks = ip.events.callbacks["pre_run_cell"]
+    if not any(getattr(f, "wraps_png", False) for f in callbacks):
+        def wrap(*_):
+            _wrap_png_formatter(ip)
+        wrap.wraps_png = True
+        ip.events.register("pre_run_cell", wrap)
+
+
 def setup(profile: str, device: str, seed: int = 0) -> Setup:
     """Validate the two parameters every chapter has, seed every generator and set the book's
     figure style. Assign the result (``run = chapter.setup(...)``): the page shows no repr."""
     check_choice("profile", profile, PROFILES)
     dev = resolve_device(device)
     figures.apply()
+    check_figures()
     # One CPU thread: the toy layers are small, and on a shared machine OpenMP threads mostly wait
     # for each other; it also keeps float reductions in one order, so glued numbers repeat exactly.
     torch.set_num_threads(1)
