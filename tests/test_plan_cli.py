@@ -624,6 +624,8 @@ def test_numbers_read_as_counts_and_rates(capsys):
     assert "bytes a token (all layers)           262,144 B" in out
     assert "fixed state: none, every layer's cache grows" in out and "0.0 MB" not in out
     assert "finish 2.95 turns/s (5,894 prompt tokens/s)" in out.replace("\n  ", " ")
+    # a dense model's step has no EP all-to-all and, without DCP, no merge to name
+    assert "(a bound: HBM reads in a 21.7 ms step)" in out and "all-to-all" not in out
     assert "vLLM 0.33.0, on each decode node:" in out and "take their own rank" not in out
     k3 = run(capsys, "kimi-k3", "--gpu", "b300", "--rho", "0.25")[1]
     assert "on the first node of each decode unit of 8 nodes (the others take their own rank):" in k3
@@ -653,3 +655,11 @@ def test_the_table_lists_the_fewest_node_placements_and_all_on_request(capsys):
     assert "  ... and 45 more, each with at least as many nodes (--all lists them)" in out
     every = [line for line in run(capsys, "kimi-k3", "--all")[1].splitlines() if line.startswith("EP")]
     assert len(every) == 55 and every[:10] == rows and not any("more, each" in line for line in every)
+
+
+def test_the_step_names_only_the_terms_a_plan_has(capsys):
+    """V4-Pro's plan has EP but no DCP (no engine has DCP for V4's attention); K3's has both."""
+    v4 = run(capsys, "deepseek-v4-pro")[1].replace("\n  ", " ")
+    assert "(a bound: HBM reads and " in v4 and "DCP merge" not in v4 and "ms of EP all-to-all in a" in v4
+    k3 = run(capsys, "kimi-k3")[1].replace("\n  ", " ")
+    assert "(a bound: HBM reads, DCP merge and " in k3

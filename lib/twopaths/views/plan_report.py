@@ -196,6 +196,15 @@ def _context_source(w: dict) -> str:
     return f" (the config's max_position_embeddings: the default, {fallback:,}, is past it)" if fallback else ""
 
 
+def _step_terms(b: dict) -> str:
+    """What a plan's decode step counts, naming only the terms it has: a dense model has no EP
+    all-to-all, a plan without DCP no merge."""
+    terms = ["HBM reads"] + (["DCP merge"] if b["dcp"] > 1 else [])
+    if b["all_to_all_s"] > 0:
+        terms.append(f"{1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all")
+    return terms[0] if len(terms) == 1 else ", ".join(terms[:-1]) + " and " + terms[-1]
+
+
 def _row(cells, widths) -> str:
     return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
 
@@ -273,8 +282,7 @@ def table(r: dict, every: bool = False) -> str:
                      + (" [FLAG]" if b["beyond_max_position"] else ""))   # the FLAG line above says why
         target = f", planned for at least {r['speed_target']:g}" if r["speed_target"] else ""
         lines.append(f"  each session decodes at most {b['session_tokens_per_s']:.1f} tokens/s{target} (a bound: "
-                     f"HBM reads, DCP merge and {1e3 * b['all_to_all_s']:.1f} ms of EP all-to-all "
-                     f"in a {1e3 * b['step_s']:.1f} ms step)")
+                     f"{_step_terms(b)} in a {1e3 * b['step_s']:.1f} ms step)")
         lines.append(f"  its prefill nodes are the article's P:D ratio; at that speed its sessions finish "
                      f"{_rate(b['turns_per_s'])} turns/s ({_rate(b['prompt_tokens_per_s'])} prompt tokens/s), "
                      f"which alone would take {b['prefill_nodes_by_work']:,} prefill "
