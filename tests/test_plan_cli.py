@@ -311,6 +311,11 @@ def test_a_config_file_plans_as_its_registry_model(capsys):
     assert from_file["model"] == "moonshotai--Kimi-K3"
     for key in ("model", "model_name"):
         del from_file[key], registry[key]
+    # a prefill GPU's rate counts 2 FLOP an activated parameter: the registry takes K3's from its
+    # model card (104B), a bare config.json from counting its weights, 0.03% apart; every count
+    # (nodes, requests, prefill nodes by work) agrees exactly
+    rates = [[p.pop("prefill_tokens_per_s_at_ratio") for p in (d["best"], *d["plans"])] for d in (from_file, registry)]
+    assert rates[0] == pytest.approx(rates[1], rel=1e-3)
     assert from_file == registry
 
 
@@ -663,3 +668,27 @@ def test_the_step_names_only_the_terms_a_plan_has(capsys):
     assert "(a bound: HBM reads and " in v4 and "DCP merge" not in v4 and "ms of EP all-to-all in a" in v4
     k3 = run(capsys, "kimi-k3")[1].replace("\n  ", " ")
     assert "(a bound: HBM reads, DCP merge and " in k3
+
+
+def test_a_plan_whose_ratio_starves_prefill_says_so(capsys):
+    """K3 on H200s at P:D 1:2.5: 90 prefill nodes of 8 GPUs at the per-GPU rate take in less than the
+    prompt tokens its sessions bring at the plan's speed, so the text flags the plan as
+    prefill-bound and names the by-work fleet; the JSON gives both rates."""
+    b = as_json(capsys, "kimi-k3")["best"]
+    rate = fleet.prefill_rate("kimi-k3", "h200", 500_000, assumptions("book"))
+    assert b["prefill_tokens_per_s_at_ratio"] == pytest.approx(b["prefill_nodes"] * 8 * rate)
+    share = b["prefill_tokens_per_s_at_ratio"] / b["prompt_tokens_per_s"]
+    assert 0 < share < 1
+    out = run(capsys, "kimi-k3")[1].replace("\n  ", " ")
+    assert (f"PREFILL-BOUND at the ratio: its 90 prefill nodes take in {share:.0%} of those prompt tokens"
+            in out) and f"the {b['nodes_by_work']:,} nodes sized by work carry the load" in out
+    # a fleet whose ratio gives prefill enough is not flagged
+    assert "PREFILL-BOUND" not in run(capsys, "Qwen--Qwen3-32B", "--gpu", "h100", "--concurrency", "64")[1]
+
+
+def test_the_cost_table_keeps_to_the_shown_placements_unless_all(capsys):
+    def rows(*extra):
+        out = run(capsys, "kimi-k3", "--price", "3", *extra)[1].splitlines()
+        start = next(i for i, line in enumerate(out) if line.startswith("cost at $3"))
+        return [line for line in out[start:] if line.startswith("  EP")]
+    assert len(rows()) == 10 and len(rows("--all")) == 55

@@ -75,13 +75,15 @@ def plan_dict(p: fleet.Plan, price: float | None = None) -> dict:
             "usd_per_million_output_tokens_prefill_by_work":
                 usd_per_million_tokens(p.gpus_by_work, price, cost.tokens_per_s) if cost else None,
             "gpus_by_work": p.gpus_by_work,
+            # what the prefill nodes at the P:D ratio take in, against what the sessions bring
+            "prefill_tokens_per_s_at_ratio": p.p_nodes * p.assumptions.gpus_per_node * p.prefill.tokens_per_s_per_gpu,
             "session_tokens_per_s": p.session_speed, "step_s": plan_step(p).step,
             # the turns its resident sessions finish at that speed, and the prompt tokens they bring
             "turns_per_s": p.work.turns_per_s(p.session_speed), "prompt_tokens_per_s": p.prefill.tokens_per_s,
             "all_to_all_s": plan_step(p).all_to_all,
             "requests_per_unit": p.requests_per_unit, "units": p.units,
             "decode_nodes": p.d_nodes, "prefill_nodes": p.p_nodes, "prefill_nodes_by_work": p.prefill.by_work,
-            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work,
+            "nodes": p.nodes, "gpus": p.gpus, "nodes_by_work": p.nodes_by_work, "aggregated": p.aggregated,
             "beyond_max_position": p.beyond_max_position}
 
 
@@ -252,8 +254,10 @@ def table(r: dict, every: bool = False) -> str:
     lines.append("")
     rows = r["plans"] or r["placements"]      # without a fleet, each placement's GPU alone
     if r["weights_unknown"] is None:          # else nothing was placed
-        lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried "
-                     "(GB a GPU; reqs a decode unit holds; nodes decode + prefill at P:D)")
+        lines.append(f"valid placements: {len(rows)} of {r['placements_tried']} tried, fewest nodes first, "
+                     "the smaller unit on a tie")
+        lines.append("  (GB a GPU: weights and this GPU's share of one request; reqs a decode unit holds; "
+                     "nodes decode + prefill at P:D)")
     for t, why in r["attention_tp_not_tried"].items():
         lines.append(f"  attention TP{t} not tried: it must be {why}")
     widths = [27, 7, 7, 6, 11, 5, 6, 7, 6]
@@ -285,11 +289,16 @@ def table(r: dict, every: bool = False) -> str:
                      f"{_step_terms(b)} in a {1e3 * b['step_s']:.1f} ms step)")
         lines.append(f"  its prefill nodes are the article's P:D ratio; at that speed its sessions finish "
                      f"{_rate(b['turns_per_s'])} turns/s ({_rate(b['prompt_tokens_per_s'])} prompt tokens/s), "
-                     f"which alone would take {b['prefill_nodes_by_work']:,} prefill "
+                     f"which take {b['prefill_nodes_by_work']:,} prefill "
                      f"node{'' if b['prefill_nodes_by_work'] == 1 else 's'} "
                      f"({b['nodes_by_work']:,} in all)")
+        if not b["aggregated"] and b["prefill_tokens_per_s_at_ratio"] < b["prompt_tokens_per_s"]:
+            share = b["prefill_tokens_per_s_at_ratio"] / b["prompt_tokens_per_s"]
+            lines.append(f"  PREFILL-BOUND at the ratio: its {b['prefill_nodes']:,} prefill nodes take in "
+                         f"{share:.0%} of those prompt tokens, so sessions would wait or decode slower; "
+                         f"the {b['nodes_by_work']:,} nodes sized by work carry the load")
         if r["usd_per_gpu_hour"] is not None:
-            lines += cost_lines(r)
+            lines += cost_lines(r, every)
         for launch in b["launch"].values():
             n = launch["decode_nodes_per_unit"]
             lines.append(f"{launch['engine']}, on each decode node:" if n == 1 else
@@ -300,9 +309,10 @@ def table(r: dict, every: bool = False) -> str:
                      for line in lines)
 
 
-def cost_lines(r: dict) -> list[str]:
+def cost_lines(r: dict, every: bool = False) -> list[str]:
     """Each plan's cost at ``usd_per_gpu_hour``, as chapter 13 prices a fleet (``calc.cost``): with
-    prefill nodes at the article's P:D ratio, as the plan counts them, and sized by work."""
+    prefill nodes at the article's P:D ratio, as the plan counts them, and sized by work; the
+    ``SHOWN`` plans with the fewest nodes, or ``every`` one."""
     out = [f"cost at ${r['usd_per_gpu_hour']:g} a GPU-hour (each GPU a unit or prefill node uses is paid, not a "
            "node's idle ones; output tokens at the bandwidth bound)",
            "  prefill nodes at the P:D ratio, as planned, then sized by the prompt tokens (work); "
@@ -310,7 +320,7 @@ def cost_lines(r: dict) -> list[str]:
     widths = [27, 8, 9, 9, 9, 9, 9]
     out.append("  " + _row(["placement", "P:D GPUs", "$ an hour", "$/M out", "work GPUs", "$ an hour",
                             "$/M out"], widths))
-    for p in r["plans"]:
+    for p in r["plans"] if every else r["plans"][:SHOWN]:
         out.append("  " + _row([p["placement"], f"{p['gpus']:,}", f"{p['usd_per_hour']:,.0f}",
                                 f"{p['usd_per_million_output_tokens']:,.2f}", f"{p['gpus_by_work']:,}",
                                 f"{p['usd_per_hour_prefill_by_work']:,.0f}",
