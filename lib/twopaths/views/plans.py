@@ -40,8 +40,8 @@ GB = 1e9
 TAG = {K3: "k3", V4: "v4"}
 PLAN_NOTE = (f"A session's speed is one token a step on a full decode GPU, a bound; the duty cycles "
               f"assume {workload().decode_tokens_per_s:g} tokens/s, which a plan below it cannot meet "
-              "(fleet.plan(..., speed=) gives the cheapest plan that does); prefill by work takes in the "
-              "turns a plan's sessions finish at its own speed. Used / GPU counts the runtime "
+              "(fleet.plan(..., speed=) gives the cheapest plan that does). Prefill by work is sized for the "
+              "prompt tokens the sessions bring when they decode at the plan's own speed. Used / GPU counts the runtime "
               "reserve (activations, CUDA graphs, DeepEP's buffer: calc.reserve) beside weights and caches.")
 
 
