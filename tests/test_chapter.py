@@ -35,6 +35,13 @@ def test_glue_writes_myst_nb_glue_with_unit(monkeypatch):
     json.dumps(meta)
 
 
+def test_glue_uses_the_prefix_myst_nb_reads():
+    # chapter spells the prefix so that a chapter runs without myst-nb; the site reads it with myst-nb
+    from myst_nb.ext.glue import GLUE_PREFIX
+
+    assert chapter.GLUE_PREFIX == GLUE_PREFIX
+
+
 def test_each_profile_runs_its_experiments_over_distinct_seeds():
     seeds = {p: chapter.setup(p, "cpu").seeds for p in chapter.PROFILES}
     assert seeds == {"smoke": (0, 1), "default": (0, 1, 2), "gpu": (0, 1, 2, 3, 4)}

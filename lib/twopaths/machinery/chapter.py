@@ -24,6 +24,9 @@ from .variation import EXACT, Spread, Variation, bound, bound_text
 PROFILES = ("default", "smoke", "gpu")
 DEVICES = ("auto", "cpu", "cuda")
 GLUE_META = "twopaths"   # the metadata key the runner reads
+# The MIME prefix myst-nb reads glued outputs by (myst_nb.ext.glue.GLUE_PREFIX, tests/test_chapter.py
+# keeps them equal): spelled here so that a chapter runs without the site builder installed.
+GLUE_PREFIX = "application/papermill.record/"
 # Seeds an experiment that supports a sentence runs over: enough for a spread in every profile.
 SEEDS = {"smoke": 2, "default": 3, "gpu": 5}
 
@@ -131,7 +134,6 @@ def glue(name: str, value, unit: str, *, vary: Variation = EXACT) -> None:
     """
     from IPython.core.formatters import format_display_data
     from IPython.display import display
-    from myst_nb.ext.glue import GLUE_PREFIX
 
     if not isinstance(vary, Variation):
         raise ParameterError("vary", vary, "a twopaths.machinery.variation.Variation (EXACT, FLOAT32, MACHINE, ...)")

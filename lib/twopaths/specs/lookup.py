@@ -38,11 +38,19 @@ def _corpus() -> Path | None:
     return Path(list(spec.submodule_search_locations)[0]) / "model_configs"
 
 
+# The corpus configs the chapters' parameters name by default, shipped so that a chapter runs without
+# AIConfigurator installed (byte for byte its files: tests/test_install.py).
+SHIPPED = Path(__file__).parent / "configs"
+
+
 def corpus_path(name: str) -> Path | None:
-    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, if it holds one."""
-    folder = _corpus()
-    path = folder / f"{name}_config.json" if folder else None
-    return path if path and path.is_file() else None
+    """The file of ``name`` (``Org--Model``) in AIConfigurator's bundled corpus, or among the few
+    configs the book ships, if either holds one."""
+    for folder in (_corpus(), SHIPPED):
+        path = folder / f"{name}_config.json" if folder else None
+        if path and path.is_file():
+            return path
+    return None
 
 
 def corpus_names() -> list[str]:
@@ -56,7 +64,8 @@ def corpus_names() -> list[str]:
 def near_misses(name: str, n: int = 3) -> list[str]:
     """Registry ids and corpus names that ``name`` nearly spells: the same letters and digits in any
     case (``qwen3-32b`` for ``Qwen--Qwen3-32B``), else the closest by difflib."""
-    names = sorted({*model_ids(include_reference=True), *corpus_names()})
+    shipped = (p.name.removesuffix("_config.json") for p in SHIPPED.glob("*_config.json"))
+    names = sorted({*model_ids(include_reference=True), *corpus_names(), *shipped})
 
     def key(s):
         return "".join(ch for ch in s.lower() if ch.isalnum())
