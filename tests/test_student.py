@@ -104,7 +104,8 @@ def test_a_solution_that_ends_inside_a_cell_keeps_the_prose_after_it():
     cells = [md("Intro.\n\n" + EX + "```{solution-start} ex-a\n:class: dropdown\n```"), code("answer = 42"),
              md("The answer is 42.\n\n```{solution-end}\n```\n\nMore prose."), code("print('after')")]
     out = st.student({"cells": cells}, 7, "07-x.ipynb")
-    assert [(c["cell_type"], src(c)) for c in out["cells"]] == [
+    assert out["cells"][0]["id"] == "install-twopaths"
+    assert [(c["cell_type"], src(c)) for c in out["cells"][1:]] == [
         ("markdown", "Intro.\n\n**Exercise 7.1: Title**\n\nWhat?"),
         ("code", '# Exercise 7.1: your answer here\n...\nraise NotImplementedError("Exercise 7.1")'),
         ("markdown", "More prose."),

@@ -2,7 +2,7 @@
 
     python -m twopaths.machinery.runner run --profile smoke            # every chapter in _toc.yml
     python -m twopaths.machinery.runner run --jobs 4 --force           # 4 workers; ignore the execution cache
-    python -m twopaths.machinery.runner chapter notebooks/01-kv-wall.ipynb -p context_tokens 2000000
+    python -m twopaths.machinery.runner chapter notebooks/01-kv-wall.ipynb -p context 2000000
     python -m twopaths.machinery.runner compare --profile default      # glued numbers against results/, within
                                                              # each value's tolerance (--strict: fail)
     python -m twopaths.machinery.runner site                           # Jupyter Book, warnings as errors
@@ -25,6 +25,7 @@ import json
 import multiprocessing
 import os
 import platform
+import re
 import shutil
 import subprocess
 import sys
@@ -273,11 +274,33 @@ def environment() -> dict:
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
+# The launch buttons' hosts in _config.yml; the theme draws a button for each one set.
+HUBS = ("binderhub_url", "colab_url", "jupyterhub_url")
+REPOSITORY = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/?$")
+
+
+def launch_config(config: dict) -> dict:
+    """``_config.yml`` as the site is built from it: each chapter gets its launch buttons (Binder,
+    Colab, JupyterHub: the hosts ``launch_buttons`` names) only once ``repository.url`` names the
+    GitHub repository the chapters are in; while it is empty, no button or link points anywhere
+    (the theme cannot build one without it)."""
+    url = (config.get("repository") or {}).get("url") or ""
+    if not url:
+        buttons = {k: v for k, v in (config.get("launch_buttons") or {}).items() if k not in HUBS}
+        return {**config, "launch_buttons": buttons}
+    if not REPOSITORY.match(url):
+        raise RunError(f"repository.url in _config.yml: got {url!r}; allowed: empty (no launch buttons) or a "
+                       "GitHub repository, https://github.com/<org>/<repo> (Colab opens notebooks from GitHub only)")
+    return config
+
+
 def stage_sources(root: Path = ROOT, src: Path = SRC) -> None:
-    """Copy the book's prose and config beside the executed notebooks."""
+    """Copy the book's prose and config beside the executed notebooks (the config through
+    ``launch_config``)."""
     src.mkdir(parents=True, exist_ok=True)
-    for name in ("_config.yml", "_toc.yml"):
-        shutil.copy2(root / name, src / name)
+    config = launch_config(yaml.safe_load((root / "_config.yml").read_text()))
+    (src / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
+    shutil.copy2(root / "_toc.yml", src / "_toc.yml")
     shutil.copytree(root / "book", src / "book", dirs_exist_ok=True)
 
 
@@ -456,6 +479,8 @@ def write_status(results: dict, report: drift_mod.DriftReport | None, src: Path 
                   "These differ from the reference by more than their stated tolerance: either the book "
                   "changed, or this machine computes differently.", ""]
         lines += [f"- `{m}`" for m in moved]
+    (src / "book" / "chapter-times.json").write_text(
+        json.dumps({name: round(r["runtime_s"], 1) for name, r in results["notebooks"].items()}, indent=1) + "\n")
     path = src / "book" / "status.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
@@ -486,14 +511,46 @@ KITS_IN_SITE = Path("_static") / "downloads"
 
 
 def build_kits(root: Path = ROOT, out: Path | None = None) -> dict[str, Path]:
-    """The student and instructor notebooks of every chapter (``machinery.student``), zipped into
-    the site's downloads (the site's own folder when ``out`` is None)."""
-    from . import student
+    """The package's wheel (``machinery.kit``) and the student and instructor notebooks of every
+    chapter (``machinery.student``), zipped, in the site's downloads (the site's own folder when
+    ``out`` is None)."""
+    from . import kit, student
 
+    out = out or root / "_build" / "html" / KITS_IN_SITE
     notebooks = sorted((root / "notebooks").glob("*.ipynb"))
     try:
-        return student.write_kits(notebooks, out or root / "_build" / "html" / KITS_IN_SITE)
-    except student.StudentError as e:
+        wheel = kit.build_wheel(root, out)
+        return {**student.write_kits(notebooks, out, wheel), "wheel": wheel}
+    except (student.StudentError, kit.KitError) as e:
+        raise RunError(str(e)) from None
+
+
+WHEELHOUSE = BUILD / "wheelhouse"
+KIT = BUILD / "twopaths-workshop-kit.zip"
+SETUP_SHEET = ROOT / "book" / "workshop-setup.md"
+
+
+def build_wheelhouse(root: Path = ROOT, out: Path = WHEELHOUSE) -> Path:
+    """Every wheel a learner's install needs on this platform (``kit.wheelhouse``), with the
+    package's own; torch from ``TORCH_INDEX`` when it is set."""
+    from . import kit
+
+    try:
+        wheel = kit.build_wheel(root, BUILD / "dist")
+        return kit.wheelhouse(root, wheel, out, os.environ.get("TORCH_INDEX", ""))
+    except kit.KitError as e:
+        raise RunError(str(e)) from None
+
+
+def build_workshop_kit(root: Path = ROOT) -> Path:
+    """The site, the notebooks, the wheelhouse and the setup sheet in one zip (``kit.workshop_kit``)."""
+    from . import kit
+
+    site = root / "_build" / "html"
+    kits = {k: site / KITS_IN_SITE / f"twopaths-{k}-notebooks.zip" for k in ("student", "instructor")}
+    try:
+        return kit.workshop_kit(site, kits, WHEELHOUSE, SETUP_SHEET, KIT)
+    except kit.KitError as e:
         raise RunError(str(e)) from None
 
 
@@ -599,6 +656,8 @@ def main(argv: list[str] | None = None) -> int:
     sub.add_parser("site", help="build the HTML from the last run")
     sub.add_parser("pdf", help="print the whole book from the last run into one PDF")
     sub.add_parser("student", help="the student and instructor notebooks, zipped into the site's downloads")
+    sub.add_parser("wheelhouse", help="download every wheel a learner's install needs (torch from $TORCH_INDEX)")
+    sub.add_parser("kit", help="zip the site, the notebooks, the wheelhouse and the setup sheet")
     args = ap.parse_args(argv)
 
     try:
@@ -652,7 +711,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[twopaths] site: {build_site()}")
         elif args.cmd == "student":
             for kind, path in build_kits().items():
-                print(f"[twopaths] {kind} notebooks: {path}")
+                print(f"[twopaths] {kind}: {path}")
+        elif args.cmd == "wheelhouse":
+            from .kit import size_bytes
+            house = build_wheelhouse()
+            print(f"[twopaths] wheelhouse: {house} ({len(list(house.glob('*.whl')))} wheels, "
+                  f"{size_bytes(house) / 1e6:,.0f} MB)")
+        elif args.cmd == "kit":
+            path = build_workshop_kit()
+            print(f"[twopaths] workshop kit: {path} ({path.stat().st_size / 1e6:,.0f} MB)")
         elif args.cmd == "pdf":
             print(f"[twopaths] pdf: {build_pdf()}")
     except RunError as e:

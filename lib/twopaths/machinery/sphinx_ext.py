@@ -8,13 +8,18 @@
 - ``twopaths_index_in``: the caption of the ``_toc.yml`` part whose navigation ends with a link to
   the general index. The toc file format has no entry for Sphinx's generated pages, while a
   toctree may name them.
+- Each chapter page shows, under its title, how long it takes to read, to do its exercises and to
+  run (``machinery.timing``); the roles ``chapter-runtime`` and ``chapter-estimate`` give the same
+  figures elsewhere (the workshop plan's agenda): ``{chapter-runtime}`09-parallelism```.
 - Bibliography style ``twopaths``: pybtex's ``alpha`` with titles as written. ``alpha`` lowercases
   every title after its first letter ("Mhc", "Flashmla"), which only braces in the .bib prevent.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 from docutils import nodes
 from pybtex.plugin import register_plugin
@@ -119,6 +124,45 @@ def _caption_tables(app, doctree: nodes.document) -> None:
             std.labels[label] = (docname, table_id, caption)
 
 
+# Written by the runner beside the staged pages (``runner.write_status``): {chapter: run time in s}
+TIMES = Path("book") / "chapter-times.json"
+
+
+def _estimate(srcdir: str, chapter: str):
+    from .timing import estimate
+
+    nb_path = Path(srcdir) / "notebooks" / f"{chapter}.ipynb"
+    if not nb_path.is_file():
+        return None
+    times = Path(srcdir) / TIMES
+    run_s = json.loads(times.read_text()).get(chapter) if times.is_file() else None
+    return estimate(json.loads(nb_path.read_text()), nb_path.name, run_s)
+
+
+def _estimate_under_title(app, doctree: nodes.document) -> None:
+    docname = app.env.docname
+    if not docname.startswith("notebooks/") or (e := _estimate(app.srcdir, docname.split("/", 1)[1])) is None:
+        return
+    section = doctree.next_node(nodes.section)
+    if section is not None and isinstance(section[0], nodes.title):
+        section.insert(1, nodes.paragraph("", "", nodes.emphasis("", e.sentence()), classes=["twopaths-estimate"]))
+
+
+def _chapter_role(kind: str):
+    def role(name, rawtext, text, lineno, inliner, options=None, content=None):
+        from .timing import run_time
+
+        e = _estimate(inliner.document.settings.env.srcdir, text.strip())
+        if e is None or (kind == "runtime" and e.run_s is None):
+            what = "a chapter's file name without .ipynb, e.g. 09-parallelism" if e is None else "a chapter this build ran"
+            msg = inliner.reporter.error(f"{{{name}}}: got {text!r}; allowed: {what}", line=lineno)
+            return [inliner.problematic(rawtext, rawtext, msg)], [msg]
+        words = (run_time(e.run_s) if kind == "runtime" else
+                 f"{e.reading_min} + {e.exercise_min} min" if e.exercises else f"{e.reading_min} min")
+        return [nodes.Text(words)], []
+    return role
+
+
 class KeepCaseStyle(AlphaStyle):
     """pybtex's alpha style, titles in the case the .bib gives them."""
 
@@ -135,4 +179,7 @@ def setup(app):
     # sphinx-external-toc has inserted them by then (a transform).
     app.connect("doctree-read", _index_in_navigation, priority=400)
     app.connect("doctree-read", _caption_tables, priority=400)     # before numfig counts the tables
+    app.connect("doctree-read", _estimate_under_title)
+    app.add_role("chapter-runtime", _chapter_role("runtime"))
+    app.add_role("chapter-estimate", _chapter_role("estimate"))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

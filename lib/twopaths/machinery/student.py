@@ -4,13 +4,15 @@ A chapter marks its exercises as sphinx-exercise does: a markdown cell holds an 
 block with its ``:label:``, then a ``{solution-start} label`` block; the solution (code cells, and
 prose) runs to the ``{solution-end}`` block, which may sit in a later markdown cell.
 
-- ``student(nb, chapter)``: each solution removed, its prose and its code, and one stub code cell
-  put where it ended (``...`` and ``raise NotImplementedError("Exercise 9.2")``, tagged
+- ``student(nb, chapter)``: first a cell that installs the package where it is missing
+  (``kit.INSTALL_SOURCE``: Colab, a bare Jupyter), then the chapter with each solution removed, its
+  prose and its code, and one stub code cell put where it ended (``...`` and ``raise NotImplementedError("Exercise 9.2")``, tagged
   ``raises-exception`` so that a notebook run top to bottom goes past it). Exercises are numbered as
   the site numbers them: chapter, then order on the page.
 - ``instructor(nb, chapter)``: the chapter itself, each solution cell's metadata marked with its
   exercise (``twopaths.solution_of``); no source changes.
-- ``write_kits(notebooks, out)``: both versions of every chapter, zipped.
+- ``write_kits(notebooks, out, wheel)``: both versions of every chapter, zipped, the student zip
+  with the package's wheel beside the notebooks (upload both to Colab).
 
 A solution without its exercise, an exercise without a solution, or a solution left open stops
 with the notebook and the exercise named (``StudentError``).
@@ -25,6 +27,8 @@ import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from .kit import install_cell
+
 EXERCISE = re.compile(r"^```\{exercise\}")
 LABEL = re.compile(r"^:label:\s*(\S+)")
 START = re.compile(r"^```\{solution-start\}\s*(\S+)")
@@ -32,6 +36,11 @@ END = re.compile(r"^```\{solution-end\}")
 FENCE = "```"
 EXERCISE_BLOCK = re.compile(r"^```\{exercise\}[ \t]*([^\n]*)\n((?::[\w-]+:[^\n]*\n)*)\n?(.*?)\n```[ \t]*$",
                             re.M | re.S)
+
+
+# The kernel every Jupyter has (ipykernel's), not the book's own build kernel: a learner's Jupyter
+# would otherwise ask which kernel to start.
+KERNEL = {"name": "python3", "display_name": "Python 3 (ipykernel)", "language": "python"}
 
 
 class StudentError(ValueError):
@@ -165,20 +174,22 @@ def student(nb: dict, chapter: int | None, name: str = "notebook") -> dict:
     for cell in cells:
         if cell["cell_type"] == "markdown":
             cell["source"] = plain_exercises("".join(cell["source"]), numbers).rstrip("\n").splitlines(keepends=True)
-    return {**nb, "cells": cells}
+    return {**nb, "metadata": {**nb.get("metadata", {}), "kernelspec": KERNEL}, "cells": [install_cell(), *cells]}
 
 
 def instructor(nb: dict, chapter: int | None, name: str = "notebook") -> dict:
     """``nb`` as it is, each cell of a solution marked with its exercise's number."""
     marked = copy.deepcopy(nb)
+    marked.setdefault("metadata", {})["kernelspec"] = KERNEL
     for s in spans(nb, name, chapter):
         for ci in range(s.start[0], s.end[0] + 1):
             marked["cells"][ci].setdefault("metadata", {}).setdefault("twopaths", {})["solution_of"] = s.number
     return marked
 
 
-def write_kits(notebooks: list[Path], out: Path) -> dict[str, Path]:
-    """``twopaths-student-notebooks.zip`` and ``twopaths-instructor-notebooks.zip`` in ``out``."""
+def write_kits(notebooks: list[Path], out: Path, wheel: Path | None = None) -> dict[str, Path]:
+    """``twopaths-student-notebooks.zip`` and ``twopaths-instructor-notebooks.zip`` in ``out``; the
+    student one holds ``wheel`` too, when given."""
     out.mkdir(parents=True, exist_ok=True)
     kits = {}
     for kind, make in (("student", student), ("instructor", instructor)):
@@ -188,5 +199,7 @@ def write_kits(notebooks: list[Path], out: Path) -> dict[str, Path]:
                 nb = json.loads(nb_path.read_text())
                 made = make(nb, chapter_number(nb_path), nb_path.name)
                 z.writestr(f"twopaths-{kind}/{nb_path.name}", json.dumps(made, indent=1, ensure_ascii=False) + "\n")
+            if wheel is not None and kind == "student":
+                z.write(wheel, f"twopaths-{kind}/{wheel.name}")
         kits[kind] = path
     return kits

@@ -1,0 +1,125 @@
+"""A chapter's sliders, driven as a learner drives them: JupyterLab on the loopback address opens
+chapter 9's student notebook, runs every cell, and a slider moved in the system Chromium (playwright, as the browser
+check) redraws the figure under it. papermill builds never reach a slider cell
+(``machinery.sliders``), so only this checks that one works."""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+import need
+from twopaths.machinery import student
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import browser_check  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+CHAPTER = ROOT / "notebooks" / "09-parallelism.ipynb"
+pytestmark = [pytest.mark.notebooks, pytest.mark.xdist_group("browser")]
+LOOPBACK = "127.0.0.1"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((LOOPBACK, 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def lab(tmp_path):
+    """JupyterLab serving chapter 9's student notebook from ``tmp_path``, its config kept there."""
+    if browser_check.find_chromium() is None:
+        need.missing("chromium", "apt-get install chromium; .ci/run installs it")
+    if shutil.which("jupyter-lab", path=str(Path(sys.executable).parent)) is None:
+        need.missing("JupyterLab", "pip install -r requirements.txt")
+    nb = student.student(json.loads(CHAPTER.read_text()), 9, CHAPTER.name)
+    (tmp_path / CHAPTER.name).write_text(json.dumps(nb))
+    port, token = free_port(), secrets.token_hex(16)
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+           **{f"JUPYTER_{k}_DIR": str(tmp_path / f".jupyter-{k.lower()}") for k in ("CONFIG", "RUNTIME")}}
+    server = subprocess.Popen(
+        [str(Path(sys.executable).parent / "jupyter-lab"), "--no-browser", f"--ServerApp.ip={LOOPBACK}",
+         f"--ServerApp.port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={tmp_path}",
+         # nothing that would ask the network: no update or news check, no extension manager on PyPI
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate", "--LabApp.news_url=None",
+         "--LabApp.extension_manager=readonly", *(["--allow-root"] if os.geteuid() == 0 else [])],
+        env=env, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    base = f"http://{LOOPBACK}:{port}"
+    try:
+        for _ in range(120):
+            try:
+                urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2)
+                break
+            except OSError:
+                if server.poll() is not None:
+                    pytest.fail(f"JupyterLab stopped: {server.stdout.read()[-3000:]}")
+                time.sleep(0.5)
+        else:
+            pytest.fail("JupyterLab did not answer on the loopback address within 60 s")
+        # the notebook's kernel started before the page opens, as a learner's Jupyter starts it on
+        # opening (the page would otherwise ask which kernel, this environment holding two)
+        session = json.dumps({"path": CHAPTER.name, "type": "notebook", "name": CHAPTER.name,
+                              "kernel": {"name": student.KERNEL["name"]}}).encode()
+        urllib.request.urlopen(urllib.request.Request(f"{base}/api/sessions?token={token}", data=session,
+                                                      headers={"Content-Type": "application/json"}), timeout=60)
+        yield f"{base}/lab/tree/{CHAPTER.name}?token={token}"
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+def figure_under_the_sliders(page) -> str:
+    return page.locator(".widget-interact img").first.get_attribute("src") or ""
+
+
+def test_moving_a_slider_redraws_the_figure(lab):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = browser_check.launch(p)
+        page = browser.new_page(viewport={"width": 1280, "height": 900})
+        left = []
+        # the loopback address only (JupyterLab and its kernel's websocket), and the page's own data
+        page.on("request", lambda r: None if r.url.startswith(
+            (f"http://{LOOPBACK}:", f"ws://{LOOPBACK}:", "data:", "blob:")) else left.append(r.url))
+        page.goto(lab)
+        page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
+        page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
+            state="attached", timeout=120_000)
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        # JupyterLab renders cells out of view lazily: wait for the widget in the page, then show it
+        page.locator(".widget-interact .widget-slider").first.wait_for(state="attached", timeout=300_000)
+        page.locator(".widget-interact img").first.wait_for(state="attached", timeout=120_000)
+        page.locator(".widget-interact").first.scroll_into_view_if_needed()
+        before = figure_under_the_sliders(page)
+        assert before.startswith("data:image/png")
+        readout = page.locator(".widget-interact .widget-readout").first
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type("30")
+        page.keyboard.press("Enter")
+        deadline = time.time() + 120
+        while figure_under_the_sliders(page) in (before, "") and time.time() < deadline:
+            page.wait_for_timeout(500)     # playwright's own wait: the page's events go on meanwhile
+        after = figure_under_the_sliders(page)
+        errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+        browser.close()
+    assert after.startswith("data:image/png") and after != before, "the figure under the sliders did not change"
+    # no error but the exercise stubs' own
+    assert [e for e in errors if "Error" in e and "NotImplementedError: Exercise 9." not in e] == []
+    assert left == []
