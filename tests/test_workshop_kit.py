@@ -70,6 +70,15 @@ def test_the_kit_refuses_a_missing_part(tmp_path):
         kit.workshop_kit(tmp_path / "site", {}, tmp_path, tmp_path / "SETUP.md", tmp_path / "kit.zip")
 
 
+def test_a_wheelhouse_without_network_says_what_it_needs(tmp_path, monkeypatch):
+    for k, v in OFFLINE.items():
+        monkeypatch.setenv(k, v)
+    wheel = tmp_path / "twopaths-0.1.0-py3-none-any.whl"
+    wheel.write_bytes(b"")
+    with pytest.raises(kit.KitError, match=r"make wheelhouse needs the package index \(PyPI\), reachable"):
+        kit.wheelhouse(ROOT, wheel, tmp_path / "wheelhouse")
+
+
 @pytest.mark.notebooks
 def test_a_learner_installs_offline_and_runs_a_serving_chapter(tmp_path):
     wheel = kit.build_wheel(ROOT, tmp_path / "dist")
