@@ -1,4 +1,4 @@
-"""Launch buttons (``runner.launch_config``): none while ``repository.url`` is empty, as the
+"""Launch buttons (``machinery.launch``): none while ``repository.url`` is empty, as the
 committed ``_config.yml`` has it; Binder and Colab links to the chapter in the repository once it
 names one; anything else refused, naming the setting. The two states are built for real, with
 Jupyter Book, on a one-chapter book."""
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from twopaths.machinery.runner import RunError, launch_config
+from twopaths.machinery.launch import LaunchError, launch_config
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text())
@@ -36,7 +36,7 @@ def test_a_named_repository_keeps_every_host():
 @pytest.mark.parametrize("url", ["github.com/example-org/twopaths", "https://gitlab.com/a/b",
                                  "https://github.com/only-org", "http://github.com/a/b"])
 def test_a_repository_that_is_not_on_github_is_refused(url):
-    with pytest.raises(RunError, match=r"repository.url in _config.yml: got .*https://github.com/<org>/<repo>"):
+    with pytest.raises(LaunchError, match=r"repository.url in _config.yml: got .*https://github.com/<org>/<repo>"):
         launch_config(with_url(url))
 
 

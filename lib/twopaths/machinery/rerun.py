@@ -35,6 +35,8 @@ from pathlib import Path
 
 import yaml
 
+from .launch import launch_config
+
 
 def folder_name(chapter: str, params: dict) -> str:
     """The re-run's folder: a short hash of the chapter and its parameters (order-free)."""
@@ -86,7 +88,7 @@ def render_page(nb_path: Path, root: Path, out: Path, params: dict | None = None
     if params:
         nb["cells"].insert(1, parameters_box(params))     # after the title cell
     (work / nb_path.name).write_text(json.dumps(nb, indent=1) + "\n")
-    config = yaml.safe_load((root / "_config.yml").read_text())
+    config = launch_config(yaml.safe_load((root / "_config.yml").read_text()))
     config["sphinx"]["config"]["twopaths_index_in"] = ""   # a one-page book has no parts to end
     (work / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False))
     shutil.copy2(root / "book" / "references.bib", work / "book" / "references.bib")

@@ -25,7 +25,6 @@ import json
 import multiprocessing
 import os
 import platform
-import re
 import shutil
 import subprocess
 import sys
@@ -44,6 +43,7 @@ from . import cache as cache_mod
 from . import drift as drift_mod
 from . import rerun as rerun_mod
 from .chapter import DEVICES, GLUE_META, PROFILES
+from .launch import LaunchError, launch_config
 
 
 def _find_root(start: Path) -> Path:
@@ -274,31 +274,14 @@ def environment() -> dict:
             "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
 
 
-# The launch buttons' hosts in _config.yml; the theme draws a button for each one set.
-HUBS = ("binderhub_url", "colab_url", "jupyterhub_url")
-REPOSITORY = re.compile(r"^https://github\.com/[\w.-]+/[\w.-]+/?$")
-
-
-def launch_config(config: dict) -> dict:
-    """``_config.yml`` as the site is built from it: each chapter gets its launch buttons (Binder,
-    Colab, JupyterHub: the hosts ``launch_buttons`` names) only once ``repository.url`` names the
-    GitHub repository the chapters are in; while it is empty, no button or link points anywhere
-    (the theme cannot build one without it)."""
-    url = (config.get("repository") or {}).get("url") or ""
-    if not url:
-        buttons = {k: v for k, v in (config.get("launch_buttons") or {}).items() if k not in HUBS}
-        return {**config, "launch_buttons": buttons}
-    if not REPOSITORY.match(url):
-        raise RunError(f"repository.url in _config.yml: got {url!r}; allowed: empty (no launch buttons) or a "
-                       "GitHub repository, https://github.com/<org>/<repo> (Colab opens notebooks from GitHub only)")
-    return config
-
-
 def stage_sources(root: Path = ROOT, src: Path = SRC) -> None:
     """Copy the book's prose and config beside the executed notebooks (the config through
-    ``launch_config``)."""
+    ``launch.launch_config``)."""
     src.mkdir(parents=True, exist_ok=True)
-    config = launch_config(yaml.safe_load((root / "_config.yml").read_text()))
+    try:
+        config = launch_config(yaml.safe_load((root / "_config.yml").read_text()))
+    except LaunchError as e:
+        raise RunError(str(e)) from None
     (src / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     shutil.copy2(root / "_toc.yml", src / "_toc.yml")
     shutil.copytree(root / "book", src / "book", dirs_exist_ok=True)
@@ -479,10 +462,10 @@ def write_status(results: dict, report: drift_mod.DriftReport | None, src: Path 
                   "These differ from the reference by more than their stated tolerance: either the book "
                   "changed, or this machine computes differently.", ""]
         lines += [f"- `{m}`" for m in moved]
-    (src / "book" / "chapter-times.json").write_text(
-        json.dumps({name: round(r["runtime_s"], 1) for name, r in results["notebooks"].items()}, indent=1) + "\n")
     path = src / "book" / "status.md"
     path.parent.mkdir(parents=True, exist_ok=True)
+    (src / "book" / "chapter-times.json").write_text(
+        json.dumps({name: round(r["runtime_s"], 1) for name, r in results["notebooks"].items()}, indent=1) + "\n")
     path.write_text("\n".join(lines) + "\n")
     return path
 

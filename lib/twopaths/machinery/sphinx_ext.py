@@ -148,6 +148,13 @@ def _estimate_under_title(app, doctree: nodes.document) -> None:
         section.insert(1, nodes.paragraph("", "", nodes.emphasis("", e.sentence()), classes=["twopaths-estimate"]))
 
 
+def _timed_pages(app, env, added, changed, removed) -> list[str]:
+    """Pages that use a chapter-time role, read again on every build: the times they show come from
+    the run (``TIMES``), which changes while their source does not."""
+    return [doc for doc in env.found_docs if doc not in added | changed and doc.startswith("book/")
+            and Path(env.doc2path(doc)).suffix == ".md" and "{chapter-" in Path(env.doc2path(doc)).read_text()]
+
+
 def _chapter_role(kind: str):
     def role(name, rawtext, text, lineno, inliner, options=None, content=None):
         from .timing import run_time
@@ -180,6 +187,7 @@ def setup(app):
     app.connect("doctree-read", _index_in_navigation, priority=400)
     app.connect("doctree-read", _caption_tables, priority=400)     # before numfig counts the tables
     app.connect("doctree-read", _estimate_under_title)
+    app.connect("env-get-outdated", _timed_pages)
     app.add_role("chapter-runtime", _chapter_role("runtime"))
     app.add_role("chapter-estimate", _chapter_role("estimate"))
     return {"parallel_read_safe": True, "parallel_write_safe": True}

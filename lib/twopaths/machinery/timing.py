@@ -19,8 +19,9 @@ from .student import spans
 
 WORDS_PER_MINUTE = 200
 MINUTES_PER_EXERCISE = 10
-# MyST that is markup, not prose: directive fences and their options, HTML, role names, labels
-MARKUP = re.compile(r"^(```|:::|:[\w-]+:).*$|<[^>]+>|\{[\w:-]+\}|\([\w-]+\)=", re.M)
+# MyST that is markup, not prose: directive fences and their options, HTML, role names (a brace
+# group before a backtick: a formula's {silu} stays), labels
+MARKUP = re.compile(r"^(```|:::|:[\w-]+:).*$|<[^>]+>|\{[\w:-]+\}(?=`)|\([\w-]+\)=", re.M)
 
 
 @dataclass(frozen=True)
