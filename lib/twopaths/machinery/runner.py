@@ -284,7 +284,9 @@ def stage_sources(root: Path = ROOT, src: Path = SRC) -> None:
         raise RunError(str(e)) from None
     (src / "_config.yml").write_text(yaml.safe_dump(config, sort_keys=False, allow_unicode=True))
     shutil.copy2(root / "_toc.yml", src / "_toc.yml")
-    shutil.copytree(root / "book", src / "book", dirs_exist_ok=True)
+    # copied with new times: Sphinx reads a page again only if its file is newer than its last read,
+    # and an edit made before an earlier site build would otherwise keep its old mtime, and its old page
+    shutil.copytree(root / "book", src / "book", dirs_exist_ok=True, copy_function=shutil.copy)
 
 
 def machine(device: str) -> dict:
