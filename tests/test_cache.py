@@ -4,6 +4,7 @@ executed again."""
 
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -107,25 +108,46 @@ def test_a_damaged_entry_is_refused(tmp_path):
 
 def _put_many(folder: str, nb: str, who: int) -> None:
     store = cache.Cache(Path(folder))
-    for i in range(30):
+    for i in range(PUTS):
         store.put("x", f"k{i % 3}", Path(nb), {"who": who, "i": i})
+
+
+PUTS, WRITERS = 60, 6   # enough that the old put (remove, then rename) lost a race on most runs
+
+
+def test_a_put_replaces_the_entry_under_its_key(tmp_path):
+    store = _entry(tmp_path)
+    store.put("x", "k1", tmp_path / "x.ipynb", {"runtime_s": 2.0})
+    assert store.get("x", "k1")[1] == {"runtime_s": 2.0}
+    assert sorted(p.name for p in (store.folder / "x").iterdir()) == ["k1"]
+
+
+def test_a_put_keeps_the_newest_entries_of_a_chapter(tmp_path):
+    store = _entry(tmp_path)
+    store.discard("x", "k1")
+    for i in range(cache.KEEP + 2):
+        store.put("x", f"n{i}", tmp_path / "x.ipynb", {"i": i})
+        os.utime(store.folder / "x" / f"n{i}", (1e9 + i, 1e9 + i))   # file times one second apart
+    names = sorted(p.name for p in (store.folder / "x").iterdir())
+    assert names == [f"n{i}" for i in range(2, cache.KEEP + 2)]
 
 
 def test_processes_putting_at_once_leave_whole_entries(tmp_path):
     """pytest's workers (and two builds at once) put entries of one chapter together, some under
     the same key: no put fails, no temporary folder is left, and every entry reads back whole.
-    One shared temporary name, or a prune that takes another process's temporary folder, fails."""
+    One shared temporary name, a prune that takes another process's temporary folder, or one
+    that stats a folder another process just removed, fails."""
     import multiprocessing
 
     store = _entry(tmp_path)
     nb = tmp_path / "x.ipynb"
     ctx = multiprocessing.get_context("fork")
-    procs = [ctx.Process(target=_put_many, args=(str(store.folder), str(nb), w)) for w in range(4)]
+    procs = [ctx.Process(target=_put_many, args=(str(store.folder), str(nb), w)) for w in range(WRITERS)]
     for q in procs:
         q.start()
     for q in procs:
         q.join(60)
-    assert [q.exitcode for q in procs] == [0, 0, 0, 0]
+    assert [q.exitcode for q in procs] == [0] * WRITERS
     left = sorted(p.name for p in (store.folder / "x").iterdir())
     assert not [n for n in left if n.endswith(".tmp")], left
     for name in left:

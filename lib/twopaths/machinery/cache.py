@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import errno
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ from pathlib import Path
 PACKAGE = "twopaths"
 KERNEL_ENV = ("ATEN_CPU_CAPABILITY", "OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "CUDA_VISIBLE_DEVICES")
 _MODULE = re.compile(rf"{PACKAGE}(\.\w+)+")
+RENAME_TRIES = 8   # swaps tried before a put yields to other processes putting the same key
 KEEP = 4   # entries kept per chapter: native, the two other kernel paths of the test, one spare
 
 
@@ -165,27 +167,48 @@ class Cache:
             raise CorruptEntry(f"{folder}: {type(e).__name__}: {e}") from None
 
     def put(self, chapter: str, k: str, notebook: Path, result: dict) -> None:
-        """Store an execution. Safe beside other processes putting entries (pytest's workers, two
-        builds at once): each writes its own temporary folder, and an entry another process put
-        first under the same key is the same execution, so it is kept."""
+        """Store an execution, replacing an entry under the same key. Safe beside other processes
+        putting entries (pytest's workers, two builds at once): each writes its own temporary
+        folder and swaps it in by renames, so a reader sees a whole entry or none, and a folder
+        another process removes meanwhile is skipped, not an error."""
         folder = self._entry(chapter, k)
-        shutil.rmtree(folder, ignore_errors=True)
         tmp = folder.with_name(f"{folder.name}.{os.getpid()}.tmp")
         shutil.rmtree(tmp, ignore_errors=True)
         tmp.mkdir(parents=True)
         shutil.copy2(notebook, tmp / "notebook.ipynb")
         meta = {"notebook_sha256": hashlib.sha256(notebook.read_bytes()).hexdigest(), "result": result}
         (tmp / "entry.json").write_text(json.dumps(meta, indent=1) + "\n")
-        try:
-            tmp.rename(folder)   # an interrupted put leaves only a .tmp folder, never a half entry
-        except OSError:
-            if not folder.is_dir():
-                raise
+        for _ in range(RENAME_TRIES):
+            try:
+                tmp.rename(folder)   # an interrupted put leaves only a .tmp folder, never a half entry
+                break
+            except OSError as e:
+                if e.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                    raise
+            # an entry is in the way: move it aside (its name ends .tmp, so no prune takes it)
+            old = folder.with_name(f"{folder.name}.{os.getpid()}.old.tmp")
+            try:
+                folder.rename(old)
+            except FileNotFoundError:   # another process moved or pruned it first: try again
+                continue
+            shutil.rmtree(old, ignore_errors=True)
+        else:   # other processes kept putting this key: theirs is the same execution, keep it
             shutil.rmtree(tmp, ignore_errors=True)
-        # prune old entries, never another process's folder still being written
-        older = sorted((p for p in folder.parent.iterdir() if p.is_dir() and p != folder and p.suffix != ".tmp"),
-                       key=lambda p: p.stat().st_mtime, reverse=True)
-        for p in older[KEEP - 1:]:
+        self._prune(folder)
+
+    @staticmethod
+    def _prune(kept: Path) -> None:
+        """Keep the KEEP newest entries of a chapter, never a folder still being written."""
+        dated = []
+        for p in kept.parent.iterdir():
+            if p == kept or p.suffix == ".tmp":
+                continue
+            try:
+                if p.is_dir():
+                    dated.append((p.stat().st_mtime, p))
+            except FileNotFoundError:   # another process pruned it meanwhile
+                pass
+        for _, p in sorted(dated, reverse=True)[KEEP - 1:]:
             shutil.rmtree(p, ignore_errors=True)
 
     def discard(self, chapter: str, k: str) -> None:
