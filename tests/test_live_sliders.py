@@ -19,6 +19,11 @@ from pathlib import Path
 import pytest
 
 import need
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+except ImportError:   # the fixture reports the missing test dependency
+    PlaywrightTimeout = TimeoutError
 from twopaths.machinery import student
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -86,6 +91,34 @@ def figure_under_the_sliders(page) -> str:
     return page.locator(".widget-interact img").first.get_attribute("src") or ""
 
 
+def run_all_cells(page) -> None:
+    """Run All Cells from the Run menu once the notebook is the current widget. Until it is, the
+    menu item is disabled and a click on it does nothing (on a busy machine the page is slow to
+    get there): wait for the item enabled, and for the first cell to start."""
+    run_all = page.locator(".lm-Menu-item:not(.lm-mod-disabled)", has_text="Run All Cells").first
+    started = page.locator(".jp-CodeCell .jp-InputPrompt", has_text="[").filter(has_text="]")
+    for _ in range(3):
+        page.locator(".jp-Notebook").first.click(position={"x": 5, "y": 5})   # the notebook, not a cell's editor
+        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+        try:
+            run_all.wait_for(timeout=30_000)
+            run_all.click()
+            page.locator(".jp-CodeCell .jp-InputPrompt", has_text="[*]").or_(
+                page.locator(".jp-CodeCell .jp-InputPrompt", has_text="[1]")).first.wait_for(timeout=60_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    pytest.fail(f"Run All Cells never started the notebook: {what_the_notebook_shows(page)}", pytrace=False)
+
+
+def what_the_notebook_shows(page) -> str:
+    """The kernel's status, the cells' prompts and any error output: why a run did not get there."""
+    status = page.locator(".jp-Notebook-ExecutionIndicator").first.get_attribute("data-status")
+    prompts = [t.strip() for t in page.locator(".jp-CodeCell .jp-InputPrompt").all_inner_texts()]
+    errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
+    return f"kernel {status}; prompts {prompts}; error output {[e[-300:] for e in errors]}"
+
+
 def test_moving_a_slider_redraws_the_figure(lab):
     from playwright.sync_api import sync_playwright
 
@@ -100,10 +133,12 @@ def test_moving_a_slider_redraws_the_figure(lab):
         page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
             state="attached", timeout=120_000)
-        page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
-        page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+        run_all_cells(page)
         # JupyterLab renders cells out of view lazily: wait for the widget in the page, then show it
-        page.locator(".widget-interact .widget-slider").first.wait_for(state="attached", timeout=300_000)
+        try:
+            page.locator(".widget-interact .widget-slider").first.wait_for(state="attached", timeout=300_000)
+        except PlaywrightTimeout:
+            pytest.fail(f"no slider after Run All Cells: {what_the_notebook_shows(page)}", pytrace=False)
         page.locator(".widget-interact img").first.wait_for(state="attached", timeout=120_000)
         page.locator(".widget-interact").first.scroll_into_view_if_needed()
         before = figure_under_the_sliders(page)
