@@ -108,10 +108,10 @@ def compare(reference: dict, current: dict, path: str = "results") -> DriftRepor
             elif c["unit"] != r["unit"] or c.get("vary", {}).get("kind") != vary.kind:
                 problems.append(f"{nb}.{name}: now {c['unit']!r}, {c.get('vary', {}).get('kind')}; "
                                 f"reference {r['unit']!r}, {vary.kind}")
-            elif vary.agrees(r["value"], c["value"]):
+            elif (tol := vary.against(_variation(f"{nb}.{name}", c, "this run"))).agrees(r["value"], c["value"]):
                 matched += 1
             else:
-                moved.append(Moved(name, r["value"], c["value"], r["unit"], vary.describe()))
+                moved.append(Moved(name, r["value"], c["value"], r["unit"], tol.describe()))
         for name in sorted(set(cur["values"]) - set(ref["values"])):
             if cur["values"][name].get("vary", {}).get("kind") != "machine":
                 problems.append(f"{nb}.{name}: new value {cur['values'][name]['value']!r}, not in the reference")
