@@ -253,16 +253,38 @@ def test_training_teaches_the_indexer_without_touching_the_rest():
 
 
 def test_benchmark_fills_caches_as_decoding_would():
-    """The decode benchmark builds its caches directly; they must hold what a real prefill leaves."""
+    """The decode benchmark builds its caches directly; they must hold what a real prefill leaves
+    (the layer run over the tokens with a cache), byte for byte, and what the layer's dimensions
+    give by hand: FP32 entries of 128 values (512 B), CSA's 128-token window, one compressed entry
+    and one indexer key of 64 values (256 B; not the entry's width, so the two cannot be swapped)
+    per 4 tokens."""
     from twopaths.bench import csa as bench
 
-    dense, csa = bench.layers(d_model=64, heads=2, head_dim=128, topk=8)
-    for layer in (dense, csa):
-        for tokens in (5, 1_001):
-            cache = bench.filled_cache(layer, tokens)
-            assert cache.parts() == kv.kv_breakdown(cache_spec(layer), tokens, "fp32")
-            assert cache.length == tokens
-        assert len(bench.time_decode(layer, 1_001, repeats=2)) == 2
+    dense, csa = bench.layers(d_model=64, heads=2, head_dim=128, topk=8, index_dim=64)
+    by_hand = {
+        (dense, 5): {"MLA latent": 5 * 512},
+        (dense, 1_001): {"MLA latent": 1_001 * 512},
+        (csa, 5): {"sliding window": 5 * 512, "compressed entries 4:1": 512, "indexer keys": 256},
+        (csa, 1_001): {"sliding window": 128 * 512, "compressed entries 4:1": 250 * 512,
+                       "indexer keys": 250 * 256},
+    }
+    for (layer, tokens), parts in by_hand.items():
+        prefilled = layer.new_cache()
+        with torch.no_grad():
+            layer(torch.randn(1, tokens, 64), prefilled)
+        cache = bench.filled_cache(layer, tokens)
+        assert cache.parts() == prefilled.parts() == parts
+        assert cache.length == prefilled.length == tokens
+        assert cache.buffer_nbytes == prefilled.buffer_nbytes      # the open window and CSA's overlap half
+        assert cache.raw.shape == prefilled.raw.shape
+        for part in ("compressor", "indexer"):
+            a, b = getattr(cache, part), getattr(prefilled, part)
+            assert (a is None) == (b is None)
+            if a is not None:
+                assert a.entries.shape == b.entries.shape and a.ratio == b.ratio
+                assert [t.shape for t in a.prev or ()] == [t.shape for t in b.prev or ()]
+    times = bench.time_decode(csa, 1_001, repeats=2)
+    assert len(times) == 2 and all(t > 0 for t in times)
 
 
 def test_entry_probs_average_the_heads_of_scaled_logits():

@@ -26,12 +26,13 @@ from ..layers.window import AttentionCache, WindowAttention
 CONTEXTS = (1024, 2048, 4096, 8192, 16384, 32768, 65536)
 
 
-def layers(d_model: int = 1024, heads: int = 16, head_dim: int = 512, topk: int = 512, seed: int = 0):
+def layers(d_model: int = 1024, heads: int = 16, head_dim: int = 512, topk: int = 512, seed: int = 0,
+           index_dim: int = 128):
     """(dense, CSA): the same query/key/value shapes; CSA adds the compressor and the indexer."""
     torch.manual_seed(seed)
     common = dict(heads=heads, head_dim=head_dim, q_rank=d_model // 2, rope_dim=64)
     dense = WindowAttention(d_model, window=None, **common)
-    csa = CSA(d_model, 4, window=128, topk=topk, index_heads=16, index_dim=128, **common)
+    csa = CSA(d_model, 4, window=128, topk=topk, index_heads=16, index_dim=index_dim, **common)
     return dense.eval(), csa.eval()
 
 
