@@ -79,7 +79,14 @@ def test_a_rerun_is_judged_against_both_runs_spreads():
     # without both measurements, the reference's own tolerance
     old = V.Variation("spread", atol=0.05)
     assert old.against(rerun) == old and ref.against(old) == ref and ref.against(V.EXACT) == ref
-    assert ref.against(V.Spread((0.5, 0.6)).variation()) == ref      # another seed count
+    # another seed count: n + m - 2 degrees of freedom, sqrt(1/n + 1/m)
+    two = V.Spread((0.50, 0.52)).variation()
+    sp = math.sqrt((2 * 0.01**2 + 1 * two.sd**2) / 3)
+    assert ref.against(two).atol == pytest.approx(V.t_quantile(V.RERUN_CONFIDENCE, 3) * sp * math.sqrt(1 / 3 + 1 / 2))
+    # the larger resolution of the two, and no overflow at absurd spreads
+    assert ref.against(V.Spread((0.5, 0.5, 0.5), floor=0.9).variation()).atol == 0.9
+    huge = V.Variation("spread", atol=1.0, sd=1e200, seeds=3)
+    assert math.isfinite(huge.against(huge).atol)
     assert V.FLOAT32.against(V.FLOAT32) == V.FLOAT32
 
 
@@ -117,6 +124,14 @@ def test_bound_text_and_variation_round_trip():
     (lambda: V.Spread((0.5, float("nan"))), "values"),
     (lambda: V.t_quantile(1.0, 2), "confidence"),
     (lambda: V.t_quantile(0.9, 0), "df"),
+    (lambda: V.t_quantile(0.9, True), "df"),
+    (lambda: V.t_central(-1.0, 2), "t"),
+    (lambda: V.Variation("spread", atol=0.1, sd=0.01, seeds=1), "seeds"),
+    (lambda: V.Variation("spread", atol=0.1, sd=0.01, seeds=2.0), "seeds"),
+    (lambda: V.Variation("spread", atol=0.1, sd=0.01, seeds=True), "seeds"),
+    (lambda: V.Variation("spread", atol=0.1, sd=0.01), "seeds"),
+    (lambda: V.Variation("spread", atol=0.1, seeds=3), "seeds"),
+    (lambda: V.Variation("spread", atol=0.1, sd=float("nan"), seeds=3), "sd"),
 ])
 def test_bad_input_names_the_parameter(raises_param, make, name):
     raises_param(name, make)
@@ -167,3 +182,12 @@ def test_the_drift_check_judges_a_spread_against_both_runs():
 def test_how_to_use_states_the_confidence_the_check_uses():
     page = (Path(__file__).resolve().parents[1] / "book" / "how-to-use.md").read_text()
     assert f"{V.RERUN_CONFIDENCE:.1%} of honest re-runs" in page
+
+
+def test_a_bad_seed_count_in_a_results_file_names_the_value():
+    from twopaths.machinery import drift
+
+    ref = {"notebooks": {"x": {"values": {"acc": {"value": 0.5, "unit": "1", "vary": {
+        "kind": "spread", "atol": 0.1, "sd": 0.01, "seeds": "3"}}}}}}
+    with pytest.raises(drift.ReferenceError, match=r"value 'x.acc' has an unreadable tolerance"):
+        drift.compare(ref, ref)

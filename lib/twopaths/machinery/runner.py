@@ -22,6 +22,7 @@ import ast
 import atexit
 import functools
 import json
+import math
 import multiprocessing
 import os
 import platform
@@ -44,7 +45,7 @@ from . import drift as drift_mod
 from . import rerun as rerun_mod
 from .chapter import DEVICES, GLUE_META, PROFILES
 from .launch import LaunchError, launch_config
-from .variation import RERUN_CONFIDENCE
+from .variation import RERUN_CONFIDENCE, t_quantile
 
 
 def _find_root(start: Path) -> Path:
@@ -447,10 +448,12 @@ def write_status(results: dict, report: drift_mod.DriftReport | None, src: Path 
                   f"{report.matched_text()}. Each value is compared within its own tolerance: exact, "
                   "float rounding, seed spread or bound. Timings are glued but never compared, so a "
                   "chapter compares fewer values than it glues. A re-run on other CPU kernels draws each "
-                  "seed's training afresh, so a seed-spread value is compared as a two-sample t-test "
-                  f"passed by {RERUN_CONFIDENCE:.1%} of honest re-runs: the pooled sd of both runs' n "
-                  "seeds times sqrt(2/n) times Student's t at 2(n - 1) degrees of freedom. At two or "
-                  "three seeds that is wide; where seeds disagree widely it can span the whole range of "
+                  "seed's training afresh, so a seed-spread mean is compared by a two-sample t-test that "
+                  f"{RERUN_CONFIDENCE:.1%} of honest re-runs pass, value by value: the two means may differ "
+                  "by up to Student's t times the pooled sd of the two runs' seeds times sqrt(1/n + 1/m). "
+                  f"With equal sds that is {t_quantile(RERUN_CONFIDENCE, 4) * math.sqrt(2 / 3):.1f} sd at "
+                  f"three seeds and {t_quantile(RERUN_CONFIDENCE, 2):.1f} sd at two; where seeds disagree "
+                  "widely it can span the whole range of "
                   "the value, and the page's prose then says the toy cannot tell outcomes apart.", ""]
     by_chapter = {c.chapter: c for c in report.chapters} if report else {}
     lines += ["Chapters in book order. A cached chapter's run time is that of the build that executed it.", "",

@@ -46,6 +46,11 @@ class Variation:
             v = getattr(self, name)
             if not (isinstance(v, (int, float)) and math.isfinite(v) and v >= 0):
                 raise ParameterError(name, v, "a finite number >= 0")
+        if (self.sd is None) != (self.seeds is None):
+            raise ParameterError("seeds", self.seeds, "given with sd, and only with it (a spread's own measurement)")
+        if self.seeds is not None and not (isinstance(self.seeds, int) and not isinstance(self.seeds, bool)
+                                           and self.seeds >= 2):
+            raise ParameterError("seeds", self.seeds, "a whole number of seeds >= 2")
 
     def as_dict(self) -> dict:
         return {k: v for k, v in asdict(self).items()
@@ -53,16 +58,19 @@ class Variation:
 
     def against(self, rerun: Variation) -> Variation:
         """The tolerance for comparing this (the reference's) value with a re-run that measured its
-        own spread: both runs' seeds estimate one sigma, so the gap of the means over the pooled sd
-        * sqrt(2 / n) follows Student's t with 2 (n - 1) degrees of freedom (a two-sample t-test).
-        Without both measurements (another kind, another seed count), this tolerance as it is."""
-        if self.kind != "spread" or rerun.kind != "spread" or not self.seeds or self.seeds != rerun.seeds \
-                or self.sd is None or rerun.sd is None:
+        own spread: both runs' seeds estimate one sigma, so a two-sample t-test. With n and m seeds
+        and sds s1 and s2, the pooled sd is sqrt(((n - 1) s1^2 + (m - 1) s2^2) / (n + m - 2)), the
+        gap of the means over it times sqrt(1/n + 1/m) follows Student's t with n + m - 2 degrees
+        of freedom, and the larger resolution of the two is the least tolerance. Against anything
+        else (another kind, a run without its spread), this tolerance as it is."""
+        if self.kind != "spread" or rerun.kind != "spread" or self.sd is None or rerun.sd is None:
             return self
-        n = self.seeds
-        pooled = math.sqrt((self.sd ** 2 + rerun.sd ** 2) / 2)
-        atol = max(t_quantile(RERUN_CONFIDENCE, 2 * (n - 1)) * pooled * math.sqrt(2 / n), self.floor)
-        return Variation("spread", atol=atol)
+        n, m = self.seeds, rerun.seeds
+        scale = max(self.sd, rerun.sd)   # sds factored out, so no square overflows
+        pooled = scale * math.sqrt(((n - 1) * (self.sd / scale) ** 2 + (m - 1) * (rerun.sd / scale) ** 2)
+                                   / (n + m - 2)) if scale else 0.0
+        k = t_quantile(RERUN_CONFIDENCE, n + m - 2)
+        return Variation("spread", atol=max(k * pooled * math.sqrt(1 / n + 1 / m), self.floor, rerun.floor))
 
     @classmethod
     def from_dict(cls, d: dict) -> Variation:
@@ -141,6 +149,8 @@ RERUN_CONFIDENCE = 0.999
 def t_central(t: float, df: int) -> float:
     """P(|T| <= t) for Student's t with ``df`` (a whole number >= 1) degrees of freedom, by the
     finite series in theta = atan(t / sqrt(df)) (Abramowitz and Stegun, 26.7.3 and 26.7.4)."""
+    if not (isinstance(t, (int, float)) and t >= 0):
+        raise ParameterError("t", t, "a number >= 0")
     theta = math.atan(t / math.sqrt(df))
     c2, term, total = math.cos(theta) ** 2, 1.0, 1.0
     if df % 2:   # odd: 2/pi (theta + sin cos (1 + 2/3 cos^2 + 2*4/(3*5) cos^4 + ...)), df - 3 terms
@@ -160,7 +170,7 @@ def t_quantile(confidence: float, df: int) -> float:
     """The t with P(|T| <= t) = ``confidence`` at ``df`` degrees of freedom (bisection)."""
     if not (isinstance(confidence, float) and 0 < confidence < 1):
         raise ParameterError("confidence", confidence, "a float strictly between 0 and 1")
-    if not (isinstance(df, int) and df >= 1):
+    if not (isinstance(df, int) and not isinstance(df, bool) and df >= 1):
         raise ParameterError("df", df, "a whole number of degrees of freedom >= 1")
     lo, hi = 0.0, 1.0
     while t_central(hi, df) < confidence:
@@ -213,7 +223,7 @@ class Spread:
         with n - 1 degrees of freedom: the tolerance is its RERUN_CONFIDENCE quantile times
         sd * sqrt(2 / n), or the outcome's resolution. (Three, the normal rule of thumb, is
         failed by 9.5% of honest re-runs at three seeds.) A re-run that measured its own spread is
-        judged more tightly, against both (``against``)."""
+        judged against both runs' spreads (``against``)."""
         k = t_quantile(RERUN_CONFIDENCE, self.n - 1)
         return Variation("spread", atol=max(k * self.sd * math.sqrt(2 / self.n), self.floor),
                          sd=self.sd, seeds=self.n, floor=self.floor)
