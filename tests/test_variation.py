@@ -101,10 +101,75 @@ def test_pooled_reruns_pass_at_their_confidence():
 
 
 def test_a_difference_counts_only_beyond_the_spread():
+    """Three seeds of sd 0.02 each: Welch's t at 4 degrees of freedom is 2.776 at 95%, and the
+    standard error of the gap is 0.02 sqrt(2/3) = 0.01633, so a gap counts past 0.0453."""
     a = V.Spread((0.50, 0.52, 0.54))
     assert V.Spread((0.80, 0.82, 0.84)).differs_from(a)
-    assert not V.Spread((0.53, 0.55, 0.57)).differs_from(a)        # closer than one sd: a tie
-    assert not V.Spread((0.40, 0.60, 0.80)).differs_from(a)        # a wide spread swallows the gap
+    assert V.Spread((0.55, 0.57, 0.59)).differs_from(a)           # t = 0.05 / 0.01633 = 3.06
+    assert not V.Spread((0.54, 0.56, 0.58)).differs_from(a)       # two sds apart, t = 2.45: a tie
+    assert not V.Spread((0.53, 0.55, 0.57)).differs_from(a)       # closer than one sd: a tie
+    assert not V.Spread((0.40, 0.60, 0.80)).differs_from(a)       # a wide spread swallows the gap
+
+
+def test_many_seeds_still_need_a_gap_past_one_sd():
+    """Fifty seeds make a gap of half an sd significant (t = 2.5), but not larger than a seed's
+    own scatter: the pages call that a tie."""
+    wide = tuple(0.5 + 0.1 * (-1) ** i for i in range(50))
+    shifted = tuple(v + 0.05 for v in wide)
+    assert not V.Spread(shifted).differs_from(V.Spread(wide))
+    assert V.Spread(tuple(v + 0.2 for v in wide)).differs_from(V.Spread(wide))
+
+
+def test_every_seed_above_is_a_description_of_these_seeds():
+    low, lead = V.Spread((0.10, 0.11, 0.12)), V.Spread((0.13, 0.40, 0.60))
+    assert lead.every_seed_above(low) and not lead.differs_from(low)    # a tie at 95%, t = 1.96
+    assert not V.Spread((0.12, 0.40, 0.60)).every_seed_above(low)     # its worst only ties their best
+    assert lead.every_seed_above(0.125) and not lead.every_seed_above(0.13)
+
+
+def test_outcomes_that_repeat_exactly_differ_past_their_resolution():
+    assert V.Spread((0.5, 0.5), floor=0.01).differs_from(V.Spread((0.52, 0.52)))
+    assert not V.Spread((0.5, 0.5), floor=0.01).differs_from(V.Spread((0.505, 0.505)))
+
+
+def test_the_difference_rule_is_welchs_test():
+    """scipy's Welch test as the oracle: with equal seed counts and sds the degrees of freedom are
+    whole (2(n - 1)) and the verdicts agree exactly; otherwise ours rounds them down, so it never
+    calls a difference scipy's test does not. Against a constant it is the one-sample test."""
+    stats = need.module("scipy.stats")
+    rng = np.random.default_rng(7)
+    agree = strict = 0
+    for _ in range(3000):
+        n, m = int(rng.integers(2, 7)), int(rng.integers(2, 7))
+        x, y = rng.normal(0, 1, n), rng.normal(rng.uniform(0, 4), rng.uniform(0.2, 2), m)
+        ours = V.Spread(tuple(x)).differs_from(V.Spread(tuple(y)))
+        past_sd = abs(x.mean() - y.mean()) > max(x.std(ddof=1), y.std(ddof=1))
+        welch = stats.ttest_ind(x, y, equal_var=False).pvalue < 1 - V.DIFFERENCE_CONFIDENCE
+        assert not ours or welch, (x, y)
+        strict += welch and past_sd and not ours
+        agree += ours == (welch and past_sd)
+    assert agree / 3000 > 0.95 and strict > 0     # rounding down costs borderline calls (3.4%)
+    for n in (2, 3, 5):
+        base = rng.normal(0, 1, n)
+        for shift in np.linspace(0.5, 8, 31):
+            x, y = base, base + shift * base.std(ddof=1)   # equal sds: 2(n - 1) whole df
+            ours = V.Spread(tuple(y)).differs_from(V.Spread(tuple(x)))
+            welch = stats.ttest_ind(x, y, equal_var=False).pvalue < 1 - V.DIFFERENCE_CONFIDENCE
+            assert ours == (welch and shift > 1), (n, shift)
+            one = stats.ttest_1samp(y, 0.0).pvalue < 1 - V.DIFFERENCE_CONFIDENCE
+            assert V.Spread(tuple(y)).above(0.0) == (one and y.mean() > y.std(ddof=1)), (n, shift)
+
+
+def test_same_outcome_twice_is_called_different_rarely():
+    """Honest runs of three seeds from one distribution: Welch's test at 95% calls two of them
+    different in about 2% of cases (its rounded-down degrees of freedom make it conservative), and
+    a change of nothing beyond zero in about 5%; the one-sd rule it replaced did so in 12% and 17%."""
+    rng = np.random.default_rng(3)
+    x, y = rng.normal(0.5, 0.01, (4000, 3)), rng.normal(0.5, 0.01, (4000, 3))
+    calls = np.mean([V.Spread(tuple(a)).differs_from(V.Spread(tuple(b))) for a, b in zip(x, y)])
+    assert 0.01 < calls < 0.035, calls
+    changes = np.mean([V.Spread(tuple(a - b)).beyond_zero() for a, b in zip(x, y)])
+    assert 0.03 < changes < 0.055, changes
 
 
 def test_bound_text_and_variation_round_trip():
@@ -156,8 +221,11 @@ def test_a_singular_value_is_as_accurate_as_the_largest_allows():
 
 
 def test_above_and_below_a_threshold_count_only_beyond_the_spread():
-    s = V.Spread((0.65, 0.91, 0.94))
-    assert s.above(0.5) and not s.above(0.8) and not s.below(0.9)
+    """One-sample t at 2 degrees of freedom is 4.303 at 95%: (0.85, 0.91, 0.94) has mean 0.9 and
+    standard error 0.0265, so it is above 0.78 and not above 0.8 (t = 3.78)."""
+    s = V.Spread((0.85, 0.91, 0.94))
+    assert s.above(0.78) and not s.above(0.8) and not s.below(0.95)
+    assert not V.Spread((0.65, 0.91, 0.94)).above(0.5)          # every seed above it, t = 3.6
     assert V.Spread((0.10, 0.11, 0.12)).below(0.2) and not V.Spread((0.10, 0.30, 0.50)).below(0.35)
 
 
@@ -191,3 +259,24 @@ def test_a_bad_seed_count_in_a_results_file_names_the_value():
         "kind": "spread", "atol": 0.1, "sd": 0.01, "seeds": "3"}}}}}}
     with pytest.raises(drift.ReferenceError, match=r"value 'x.acc' has an unreadable tolerance"):
         drift.compare(ref, ref)
+
+
+def test_pages_state_the_confidence_the_difference_rule_uses():
+    """The experiment pages and how-to-use name the rule's confidence in words; each mention must
+    be DIFFERENCE_CONFIDENCE, so changing it cannot leave a page describing the old test."""
+    import json
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    pages = [root / "book" / "how-to-use.md"] + [root / "notebooks" / f"{n}.ipynb" for n in (
+        "03-hybrid", "06-residual-streams", "08-what-each-gives-up")]
+    def text(p):
+        if p.suffix != ".ipynb":
+            return p.read_text()
+        return "\n".join("".join(c["source"]) for c in json.loads(p.read_text())["cells"])
+
+    rule = r"(\d+(?:\.\d+)?)% test|(?:finds it|different)\s+at (\d+(?:\.\d+)?)%"
+    stated = {p.name: re.findall(rule, text(p)) for p in pages}
+    assert len(stated["03-hybrid.ipynb"]) == 2 and len(stated["08-what-each-gives-up.ipynb"]) == 3
+    assert all(stated.values()), stated
+    assert {a or b for found in stated.values() for a, b in found} == {f"{100 * V.DIFFERENCE_CONFIDENCE:g}"}

@@ -45,7 +45,7 @@ from . import drift as drift_mod
 from . import rerun as rerun_mod
 from .chapter import DEVICES, GLUE_META, PROFILES
 from .launch import LaunchError, launch_config
-from .variation import RERUN_CONFIDENCE, t_quantile
+from .variation import DIFFERENCE_CONFIDENCE, RERUN_CONFIDENCE, t_quantile
 
 
 def _find_root(start: Path) -> Path:
@@ -454,7 +454,13 @@ def write_status(results: dict, report: drift_mod.DriftReport | None, src: Path 
                   f"With equal sds that is {t_quantile(RERUN_CONFIDENCE, 4) * math.sqrt(2 / 3):.1f} sd at "
                   f"three seeds and {t_quantile(RERUN_CONFIDENCE, 2):.1f} sd at two; where seeds disagree "
                   "widely it can span the whole range of "
-                  "the value, and the page's prose then says the toy cannot tell outcomes apart.", ""]
+                  "the value, and the page's prose then says the toy cannot tell outcomes apart.", "",
+                  "Prose compares two outcomes by a two-sided Welch t-test over their seeds at "
+                  f"{DIFFERENCE_CONFIDENCE:.0%}, with a gap past the larger seed sd: at three seeds "
+                  f"against three with equal sds a gap must exceed "
+                  f"{t_quantile(DIFFERENCE_CONFIDENCE, 4) * math.sqrt(2 / 3):.2f} sd to count, and "
+                  f"{t_quantile(DIFFERENCE_CONFIDENCE, 2) / math.sqrt(3):.2f} sd against a fixed "
+                  "threshold.", ""]
     by_chapter = {c.chapter: c for c in report.chapters} if report else {}
     lines += ["Chapters in book order. A cached chapter's run time is that of the build that executed it.", "",
               "| chapter | run time (s) | executed | device | glued values | within tolerance |",

@@ -145,6 +145,10 @@ def bound_text(limit: float) -> str:
 # a false drift about once in twenty.
 RERUN_CONFIDENCE = 0.999
 
+# How sure a page must be that two outcomes over seeds differ before its prose says they do
+# (``Spread.differs_from``): the usual two-sided 95%.
+DIFFERENCE_CONFIDENCE = 0.95
+
 
 def t_central(t: float, df: int) -> float:
     """P(|T| <= t) for Student's t with ``df`` (a whole number >= 1) degrees of freedom, by the
@@ -229,12 +233,27 @@ class Spread:
                          sd=self.sd, seeds=self.n, floor=self.floor)
 
     def differs_from(self, other: Spread) -> bool:
-        """Whether two outcomes differ by more than their spread: the means are further apart than
-        the larger of the two seed standard deviations plus the resolution, and further than two
-        standard errors of the difference."""
+        """Whether two outcomes differ by more than their spread. Three things must hold: Welch's
+        t-test rejects equal means at DIFFERENCE_CONFIDENCE (two-sided, the seed counts may differ
+        and so may the spreads; its degrees of freedom rounded down, which only widens the test),
+        the gap exceeds the larger seed sd (the effect is larger than a seed's scatter, however
+        many seeds), and it exceeds the outcome's resolution. Against a constant (``above``,
+        ``below``, ``beyond_zero``) the test is one-sample at n - 1 degrees of freedom."""
         gap = abs(self.mean - other.mean)
-        sem_diff = math.hypot(self.sem, other.sem)
-        return gap > max(self.sd, other.sd) + max(self.floor, other.floor) and gap > 2 * sem_diff
+        if gap <= max(self.sd, other.sd) or gap <= max(self.floor, other.floor):
+            return False
+        a, b = self.sd ** 2 / self.n, other.sd ** 2 / other.n
+        if a + b == 0:   # both outcomes repeat exactly: any gap past the resolution is real
+            return True
+        df = (a + b) ** 2 / (a ** 2 / (self.n - 1) + b ** 2 / (other.n - 1))
+        return gap / math.sqrt(a + b) > t_quantile(DIFFERENCE_CONFIDENCE, max(1, math.floor(df + 1e-9)))
+
+    def every_seed_above(self, other: Spread | float) -> bool:
+        """Whether each seed's outcome exceeds every seed of ``other`` (or a number): a description
+        of these seeds, weaker evidence than ``differs_from`` (three seeds against three fall in
+        this order by chance once in twenty), which a page may state beside a tie."""
+        best = max(other.values) if isinstance(other, Spread) else float(other)
+        return min(self.values) > best
 
     def scaled(self, factor: float) -> Spread:
         """The same outcome in other units (a share as a percentage)."""
