@@ -6,6 +6,7 @@ import base64
 import importlib.metadata
 import json
 import os
+import re
 import sys
 import warnings
 from pathlib import Path
@@ -296,7 +297,8 @@ def test_pdf_holds_typeset_math_tables_and_images(tmp_path):
     printed = print_pdf(page, tmp_path / "out" / "book.pdf")
     assert printed.path.read_bytes().startswith(b"%PDF-")
     assert printed.content == {"math": 2, "untypesetMath": 0, "typesetMath": 2, "images": 1, "brokenImages": 0,
-                               "figures": 1, "tables": 1}
+                               "figures": 1, "tables": 1, "clippedTables": [], "contents": 0, "unpaged": [], "moved": [],
+                               "pastPlaceholder": []}
     assert printed.problems() == []
 
 
@@ -310,3 +312,66 @@ def test_pdf_with_a_missing_image_or_untypeset_math_is_refused(tmp_path):
                     '<div class="math notranslate nohighlight">\\[x^2\\]</div>')
     assert print_pdf(page, tmp_path / "book.pdf").problems() == [
         "1 of 1 math elements not typeset by MathJax", "1 of 1 images did not load"]
+
+
+@pytest.mark.site
+def test_pdf_has_bookmarks_and_a_contents_page_with_the_pages_its_sections_land_on(tmp_path):
+    """Three sections forced onto pages 2, 3 and 5 (the last after a page of filler), with a
+    subsection under the first: the contents page lists the chapters and the subsection, and each
+    entry ends in the page that pypdf finds its heading's text on, an oracle that does not read
+    the named destinations the numbers came from; the outline lists every heading."""
+    from pypdf import PdfReader
+
+    from twopaths.machinery.browser import outline_titles, print_pdf
+
+    require_chromium()
+    page = tmp_path / "book.html"
+    sections = "".join(
+        f'<section id="s{i}"><h1 style="break-before: page">Section {i}<a class="headerlink">#</a>'
+        f"</h1><p>Body {i}.</p>"
+        + ('<p style="break-before: page">Filler.</p>' if i == 2 else "")
+        + ('<section id="s1-a"><h2>Part 1a</h2><p>Body 1a.</p></section>' if i == 1 else "")
+        + "</section>" for i in (1, 2, 3))
+    page.write_text(f"<html><body>{sections}<h3>Not listed</h3></body></html>")
+    printed = print_pdf(page, tmp_path / "book.pdf", contents="h1, h2")
+    assert printed.problems() == [] and printed.content["contents"] == 4
+    assert outline_titles(printed.path) == ["Contents", "Section 1", "Part 1a", "Section 2",
+                                            "Section 3", "Not listed"]
+    text = [p.extract_text(extraction_mode="layout") for p in PdfReader(printed.path).pages]
+    on_page = {t: next(n for n, page in enumerate(text, 1) if t in page and f"Body {t[-2:].strip()}" in page)
+               for t in ("Section 1", "Part 1a", "Section 2", "Section 3")}
+    assert on_page == {"Section 1": 2, "Part 1a": 2, "Section 2": 3, "Section 3": 5}
+    for title, n in on_page.items():   # one line each: the entry, then its page
+        assert re.search(rf"^\s*{title} +{n}$", text[0], re.M), text[0]
+    assert "Not listed" not in text[0] and "#" not in text[0]
+
+
+@pytest.mark.site
+def test_pdf_contents_entry_whose_anchor_is_missing_is_a_problem(tmp_path):
+    from twopaths.machinery.browser import print_pdf
+
+    require_chromium()
+    page = tmp_path / "book.html"
+    page.write_text('<html><body><section id="s"><h1>Here</h1></section>'
+                    '<h1 id="late" style="display: none">Hidden</h1></body></html>')
+    assert print_pdf(page, tmp_path / "book.pdf", contents="h1").problems() == [
+        "1 contents entries whose anchor has no page: late"]
+
+
+@pytest.mark.site
+def test_pdf_table_too_wide_for_paper_is_a_problem_and_a_wide_one_that_wraps_is_not(tmp_path):
+    """Twelve columns of long words wrap to the printed column; an image wider than the page in a
+    cell cannot, and paper would cut it."""
+    from twopaths.machinery.browser import PAGE_WIDTH_PX, print_pdf
+
+    require_chromium()
+    wide = "<table><tr>" + "<td>supercalifragilistic_expialidocious</td>" * 12 + "</tr></table>"
+    page = tmp_path / "ok.html"
+    page.write_text(f"<html><body><main>{wide}</main></body></html>")
+    assert print_pdf(page, tmp_path / "ok.pdf").problems() == []
+    page = tmp_path / "cut.html"
+    page.write_text(f'<html><body><main><table><caption>Table 1.1: too wide</caption><tr><td>'
+                    f'<img src="{PIXEL}" style="width: {PAGE_WIDTH_PX + 200}px; height: 4px">'
+                    f"</td></tr></table></main></body></html>")
+    assert print_pdf(page, tmp_path / "cut.pdf").problems() == [
+        "1 tables wider than the printed page: Table 1.1: too wide"]

@@ -123,3 +123,38 @@ def test_an_anchored_title_labels_its_table_for_numref():
     assert sphinx_ext.table_label("notebooks/findings", "ratios") == "tbl-findings-ratios"
     assert table("T", ["a"], [[1]]).markdown(anchor="units_Kimi K3").data.startswith('<a id="tbl-units-kimi-k3"></a>')
     assert not table("", ["a"], [[1]]).markdown(anchor="x").data.startswith("<a")    # no title, no caption
+
+
+def test_the_single_page_book_renders_a_hidden_cell_beside_sphinx_exercise(tmp_path):
+    """sphinx-exercise registers its nodes for singlehtml by name, after which Sphinx gave that
+    builder none of the html handlers: myst-nb's toggle around a hidden input stopped the
+    single-page build (make pdf) with NotImplementedError. A real Sphinx build of both, each way."""
+    import json
+
+    from sphinx.application import Sphinx
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "index.md").write_text("# Book\n\n```{toctree}\nchapter\n```\n")
+    cell = {"cell_type": "code", "execution_count": 1, "id": "c1", "metadata": {"tags": ["hide-input"]},
+            "source": "1 + 1", "outputs": [{"output_type": "execute_result", "execution_count": 1,
+                                             "metadata": {}, "data": {"text/plain": "2"}}]}
+    (src / "chapter.ipynb").write_text(json.dumps({
+        "cells": [{"cell_type": "markdown", "id": "m1", "metadata": {}, "source": "# Chapter"}, cell],
+        "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}},
+        "nbformat": 4, "nbformat_minor": 5}))
+
+    def build(extra: str) -> Path:
+        (src / "conf.py").write_text('extensions = ["myst_nb", "sphinx_exercise"' + extra + ']\n'
+                                     'nb_execution_mode = "off"\n')
+        out = tmp_path / f"out{len(extra)}"
+        Sphinx(str(src), str(src), str(out), str(tmp_path / f"doctrees{len(extra)}"), "singlehtml",
+               status=None, warning=None, freshenv=True).build()
+        return out / "index.html"
+
+    with pytest.raises(NotImplementedError, match="HideCodeCellNode"):
+        build("")
+    page = build(', "twopaths.machinery.sphinx_ext"').read_text()
+    folded = page[page.index('<details class="admonition hide'):page.index("</details>")]
+    assert 'Show code cell source' in folded and '<span class="o">+</span>' in folded   # the input, folded
+    assert "<pre><span></span>2\n</pre>" in page[page.index("</details>"):]             # its output, shown

@@ -35,14 +35,94 @@ CONTENT_JS = """() => ({
 })"""
 
 # For paper: folded content (exercise solutions, hidden code) open, and code lines too long for
-# the page wrapped, since paper cannot scroll (the theme's own print style hides the navigation).
+# the page wrapped, since paper cannot scroll (the theme's own print style hides the navigation);
+# headings lose their permalink signs, which would otherwise end every bookmark's title.
 PRINT_JS = """() => {
   document.querySelectorAll("details").forEach(d => { d.open = true; });
+  document.querySelectorAll(".headerlink").forEach(a => a.remove());
   window.dispatchEvent(new Event("beforeprint"));
   const style = document.createElement("style");
-  style.textContent = "pre { white-space: pre-wrap; overflow-wrap: anywhere; }";
+  style.textContent = `
+    pre { white-space: pre-wrap; overflow-wrap: anywhere; }
+    figure, table { break-inside: avoid; }
+    h1, h2, h3, h4, summary, caption, .admonition-title { break-after: avoid; }
+    table { font-size: 8pt; max-width: 100%; }
+    th, td { overflow-wrap: anywhere; }
+    .pst-scrollable-table-container, .table-wrapper { overflow: visible !important; }`;
   document.head.append(style);
 }"""
+
+# Tables that still run past the printed column (A4 less the margins), which paper would cut.
+PAGE_WIDTH_PX = round((210 - 2 * 12) / 25.4 * 96)
+CLIPPED_JS = """() => [...document.querySelectorAll("table")].filter(t => {
+  const column = (t.closest("article, main") ?? document.body).getBoundingClientRect();
+  return t.getBoundingClientRect().right > column.right + 1 || t.scrollWidth > t.clientWidth + 1;
+}).map(t => (t.querySelector("caption")?.textContent ?? t.rows[0]?.textContent ?? "").trim().slice(0, 60))"""
+
+
+# The printed contents: a list of the headings that ``selector`` picks (a chapter's h1, a
+# section's h2), each linked to its section and ending in the page it lands on, put before the
+# page's first heading. The first print reserves the room with a number as wide as any the book
+# reaches; the second writes the pages read from the first PDF, so the layout, and with it every
+# page, stays as it was (``print_pdf`` checks that).
+CONTENTS_JS = """([selector, pages]) => {
+  let nav = document.querySelector("div.tp-contents");
+  if (!nav) {
+    nav = document.createElement("div");   // a div: the theme's print style hides every nav
+    nav.className = "tp-contents";
+    const list = document.createElement("ul");
+    nav.append(Object.assign(document.createElement("h2"), {textContent: "Contents"}), list);
+    for (const h of document.querySelectorAll(selector)) {
+      const id = h.closest("[id]")?.id;
+      if (!id) continue;
+      const title = h.cloneNode(true);
+      title.querySelectorAll(".headerlink").forEach(x => x.remove());
+      const a = Object.assign(document.createElement("a"), {href: "#" + id});
+      a.append(title.textContent.trim(), Object.assign(document.createElement("span"),
+                                                      {className: "tp-page"}));
+      const item = document.createElement("li");
+      item.className = "tp-" + h.tagName.toLowerCase();
+      item.append(a);
+      list.append(item);
+    }
+    const style = document.createElement("style");
+    style.textContent = ".tp-contents ul { list-style: none; padding: 0; } "
+      + ".tp-contents a { display: block; } .tp-contents .tp-h2 { margin-left: 1.5em; } "
+      + ".tp-page { float: right; min-width: 3ch; text-align: right; "
+      + "font-variant-numeric: tabular-nums; } .tp-contents { break-after: page; }";
+    document.head.append(style);
+    const first = document.querySelector(selector);
+    (first?.closest("section") ?? document.body.firstChild).before(nav);
+  }
+  const links = [...nav.querySelectorAll("a")];
+  links.forEach(a => {
+    a.querySelector(".tp-page").textContent =
+      pages ? String(pages[a.hash.slice(1)] ?? "") : "000";
+  });
+  return links.map(a => a.hash.slice(1));
+}"""
+PLACEHOLDER_PAGES = 999   # the widest page number the reserved room holds
+
+
+def anchor_pages(pdf: Path) -> dict[str, int]:
+    """Each named destination of ``pdf`` (Chromium writes one for every anchor a link in the page
+    points to) and the page, counted from 1, it lands on."""
+    from pypdf import PdfReader
+
+    reader = PdfReader(pdf)
+    return {str(name).lstrip("/"): reader.get_destination_page_number(dest) + 1
+            for name, dest in reader.named_destinations.items()}
+
+
+def outline_titles(pdf: Path) -> list[str]:
+    """The PDF's bookmarks (its outline), depth first."""
+    from pypdf import PdfReader
+
+    def walk(items):
+        for item in items:
+            yield from walk(item) if isinstance(item, list) else [item.title]
+
+    return list(walk(PdfReader(pdf).outline))
 
 
 def find_chromium() -> str | None:
@@ -76,12 +156,20 @@ class Printed:
             out.append(f"{c['untypesetMath']} of {c['math']} math elements not typeset by MathJax")
         if c["brokenImages"]:
             out.append(f"{c['brokenImages']} of {c['images']} images did not load")
+        for key, what in (("clippedTables", "tables wider than the printed page"),
+                          ("unpaged", "contents entries whose anchor has no page"),
+                          ("moved", "contents entries whose page moved when numbered"),
+                          ("pastPlaceholder", f"contents entries past page {PLACEHOLDER_PAGES}")):
+            if c.get(key):
+                out.append(f"{len(c[key])} {what}: {', '.join(c[key][:5])}")
         return out
 
 
-def print_pdf(html: Path, pdf: Path, wait_ms: int = 600_000) -> Printed:
-    """Print the page ``html`` to ``pdf`` (A4) once MathJax has typeset it and its images loaded;
-    every request that leaves the machine is refused."""
+def print_pdf(html: Path, pdf: Path, wait_ms: int = 600_000, contents: str | None = None) -> Printed:
+    """Print the page ``html`` to ``pdf`` (A4, with bookmarks from its headings) once MathJax has
+    typeset it and its images loaded; every request that leaves the machine is refused. With
+    ``contents`` (a CSS selector of the headings to list) a contents list with page numbers comes
+    first: the page is printed twice, and a second print whose pages moved is a problem."""
     from playwright.sync_api import sync_playwright
 
     pdf.parent.mkdir(parents=True, exist_ok=True)
@@ -96,11 +184,27 @@ def print_pdf(html: Path, pdf: Path, wait_ms: int = 600_000) -> Printed:
             content = page.evaluate(CONTENT_JS)
             page.evaluate(PRINT_JS)
             page.emulate_media(media="print")
-            page.pdf(path=str(pdf), format="A4", print_background=True, display_header_footer=True,
-                     header_template="<span></span>",
-                     footer_template='<div style="font-size:8px;width:100%;text-align:center">'
-                                     '<span class="pageNumber"></span> / <span class="totalPages"></span></div>',
-                     margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})
+            page.set_viewport_size({"width": PAGE_WIDTH_PX, "height": 1000})
+            clipped = page.evaluate(CLIPPED_JS)
+            anchors = page.evaluate(CONTENTS_JS, [contents, None]) if contents else []
+            _print(page, pdf)
+            pages = anchor_pages(pdf) if anchors else {}
+            if anchors:
+                page.evaluate(CONTENTS_JS, [contents, pages])
+                _print(page, pdf)
         finally:
             browser.close()
+    again = anchor_pages(pdf) if anchors else {}
+    content = {**content, "clippedTables": clipped, "contents": len(anchors),
+               "unpaged": sorted(a for a in anchors if a not in pages),
+               "moved": sorted(a for a in anchors if a in pages and again.get(a) != pages[a]),
+               "pastPlaceholder": sorted(a for a in anchors if pages.get(a, 0) > PLACEHOLDER_PAGES)}
     return Printed(pdf, content)
+
+
+def _print(page, pdf: Path) -> None:
+    page.pdf(path=str(pdf), format="A4", print_background=True, outline=True, tagged=True,
+             display_header_footer=True, header_template="<span></span>",
+             footer_template='<div style="font-size:8px;width:100%;text-align:center">'
+                             '<span class="pageNumber"></span> / <span class="totalPages"></span></div>',
+             margin={"top": "15mm", "bottom": "15mm", "left": "12mm", "right": "12mm"})

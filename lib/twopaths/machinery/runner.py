@@ -577,13 +577,20 @@ def build_single_page(src: Path = SRC, root: Path = ROOT) -> Path:
     return single
 
 
+# What the PDF's contents page lists: each chapter's title and its sections (its bookmarks go
+# one level deeper, to every heading).
+PDF_CONTENTS = "main section > h1, main section > h2"
+
+
 def build_pdf(root: Path = ROOT, pdf: Path = PDF) -> Path:
     """Print the single-page book to ``pdf`` with the system Chromium once MathJax has typeset it,
-    refuse a PDF with untypeset math or missing images, and put a copy beside the HTML site."""
+    with bookmarks and a contents page that gives each chapter's and section's page; refuse a PDF
+    with untypeset math, missing images or a contents entry without its page, and put a copy beside
+    the HTML site."""
     from . import browser
 
     try:
-        printed = browser.print_pdf(build_single_page(root=root), pdf)
+        printed = browser.print_pdf(build_single_page(root=root), pdf, contents=PDF_CONTENTS)
     except FileNotFoundError as e:
         raise RunError(str(e)) from None
     if problems := printed.problems():
@@ -594,7 +601,8 @@ def build_pdf(root: Path = ROOT, pdf: Path = PDF) -> Path:
         (site / PDF_IN_SITE).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(pdf, site / PDF_IN_SITE)
     print(f"[twopaths] printed {c['typesetMath']} typeset formulas, {c['images']} images, {c['figures']} figures "
-          f"and {c['tables']} tables; {pdf.stat().st_size / 1e6:.1f} MB", flush=True)
+          f"and {c['tables']} tables, {c['contents']} contents entries with their pages and "
+          f"{len(browser.outline_titles(pdf))} bookmarks; {pdf.stat().st_size / 1e6:.1f} MB", flush=True)
     return pdf
 
 

@@ -178,10 +178,22 @@ class KeepCaseStyle(AlphaStyle):
         return sentence[title] if as_sentence else title
 
 
+def _singlehtml_handlers(app):
+    """sphinx-exercise registers its nodes for the ``singlehtml`` builder by name, and Sphinx then
+    looks no further for that builder's translators: a node registered for the ``html`` format
+    alone (myst-nb's toggle around a hidden cell's input) stopped the single-page book, and with it
+    ``make pdf``. Give ``singlehtml`` every ``html`` handler it lacks."""
+    handlers = app.registry.translation_handlers
+    if app.builder.name == "singlehtml" and "singlehtml" in handlers:
+        for node, pair in handlers.get("html", {}).items():
+            handlers["singlehtml"].setdefault(node, pair)
+
+
 def setup(app):
     register_plugin("pybtex.style.formatting", "twopaths", KeepCaseStyle)
     app.add_config_value("twopaths_index_in", "", "env")
     app.connect("html-page-context", _dedupe_scripts, priority=900)   # after the themes add theirs
+    app.connect("builder-inited", _singlehtml_handlers)
     # Before Sphinx's toctree collector (priority 500) copies the root's toctrees into the navigation;
     # sphinx-external-toc has inserted them by then (a transform).
     app.connect("doctree-read", _index_in_navigation, priority=400)
