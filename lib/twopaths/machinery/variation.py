@@ -250,8 +250,9 @@ class Spread:
 
     def every_seed_above(self, other: Spread | float) -> bool:
         """Whether each seed's outcome exceeds every seed of ``other`` (or a number): a description
-        of these seeds, weaker evidence than ``differs_from`` (three seeds against three fall in
-        this order by chance once in twenty), which a page may state beside a tie."""
+        of these seeds, weaker evidence than ``differs_from``, which a page may state beside a tie.
+        By chance alone three seeds against three fall in this order once in twenty (1 / C(6, 3)),
+        and n seeds all fall above a fixed number at their median once in 2^n (eight at three)."""
         best = max(other.values) if isinstance(other, Spread) else float(other)
         return min(self.values) > best
 
