@@ -87,11 +87,29 @@ def lab(tmp_path):
             server.kill()
 
 
+def dismiss_dialogs(page) -> list[str]:
+    """Close any JupyterLab dialog that covers the page before an action, and keep its text. On a
+    busy machine the lab can raise one by itself (a slow server answer, a kernel still starting),
+    and it intercepts every click until dismissed; the texts go into every failure message."""
+    seen: list[str] = []
+
+    def dismiss(dialog) -> None:
+        seen.append(" ".join(dialog.inner_text().split())[:300])
+        accept = dialog.locator(".jp-Dialog-button.jp-mod-accept")
+        if accept.count():
+            accept.first.click()
+        else:
+            dialog.press("Escape")
+
+    page.add_locator_handler(page.locator(".jp-Dialog").first, dismiss)
+    return seen
+
+
 def figure_under_the_sliders(page) -> str:
     return page.locator(".widget-interact img").first.get_attribute("src") or ""
 
 
-def run_all_cells(page) -> None:
+def run_all_cells(page, dialogs: list[str]) -> None:
     """Run All Cells from the Run menu once the notebook is the current widget. Until it is, the
     menu item is disabled and a click on it does nothing (on a busy machine the page is slow to
     get there): wait for the item enabled, and for the first cell to start."""
@@ -108,7 +126,8 @@ def run_all_cells(page) -> None:
             return
         except PlaywrightTimeout:
             page.keyboard.press("Escape")
-    pytest.fail(f"Run All Cells never started the notebook: {what_the_notebook_shows(page)}", pytrace=False)
+    pytest.fail(f"Run All Cells never started the notebook: {what_the_notebook_shows(page)}; dialogs {dialogs}",
+                pytrace=False)
 
 
 def what_the_notebook_shows(page) -> str:
@@ -129,32 +148,36 @@ def test_moving_a_slider_redraws_the_figure(lab):
         # the loopback address only (JupyterLab and its kernel's websocket), and the page's own data
         page.on("request", lambda r: None if r.url.startswith(
             (f"http://{LOOPBACK}:", f"ws://{LOOPBACK}:", "data:", "blob:")) else left.append(r.url))
+        dialogs = dismiss_dialogs(page)
         page.goto(lab)
         page.locator(".jp-Notebook").first.wait_for(timeout=120_000)
         page.locator(".jp-Notebook-ExecutionIndicator[data-status='idle']").first.wait_for(
             state="attached", timeout=120_000)
-        run_all_cells(page)
+        run_all_cells(page, dialogs)
         # JupyterLab renders cells out of view lazily: wait for the widget in the page, then show it
         try:
             page.locator(".widget-interact .widget-slider").first.wait_for(state="attached", timeout=300_000)
         except PlaywrightTimeout:
-            pytest.fail(f"no slider after Run All Cells: {what_the_notebook_shows(page)}", pytrace=False)
+            pytest.fail(f"no slider after Run All Cells: {what_the_notebook_shows(page)}; dialogs {dialogs}",
+                        pytrace=False)
         page.locator(".widget-interact img").first.wait_for(state="attached", timeout=120_000)
         page.locator(".widget-interact").first.scroll_into_view_if_needed()
         before = figure_under_the_sliders(page)
         assert before.startswith("data:image/png")
         readout = page.locator(".widget-interact .widget-readout").first
+        # the readout's own key presses: a dismissed dialog may have moved the focus
         readout.click()
-        page.keyboard.press("Control+A")
-        page.keyboard.type("30")
-        page.keyboard.press("Enter")
+        readout.press("Control+A")
+        readout.press_sequentially("30")
+        readout.press("Enter")
         deadline = time.time() + 120
         while figure_under_the_sliders(page) in (before, "") and time.time() < deadline:
             page.wait_for_timeout(500)     # playwright's own wait: the page's events go on meanwhile
         after = figure_under_the_sliders(page)
         errors = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']").all_inner_texts()
         browser.close()
-    assert after.startswith("data:image/png") and after != before, "the figure under the sliders did not change"
+    assert after.startswith("data:image/png") and after != before, \
+        f"the figure under the sliders did not change (dialogs dismissed: {dialogs})"
     # no error but the exercise stubs' own
     assert [e for e in errors if "Error" in e and "NotImplementedError: Exercise 9." not in e] == []
     assert left == []
