@@ -5,8 +5,9 @@ Opens every content page of a built Jupyter Book in headless system Chromium
 reports what a reader would see going wrong: network requests (the site must
 work offline), math left as raw TeX, broken images, error output from
 notebook cells, glued numbers that did not make it into the page, errors in
-the browser's console, code blocks wider than their column, figures without
-a caption or with a file hash for alt text, and raw Python reprs in outputs.
+the browser's console, code blocks and tables wider than their column, a
+chapter's setup shown unfolded, figures without a caption or with a file hash
+for alt text, and raw Python reprs in outputs.
 A full-page screenshot of every page is saved for a human to look at.
 
 Every problem belongs to one rule (RULES); `--report-only` lists rules whose
@@ -59,6 +60,8 @@ RULES = {
     "wide-code": "a shown code block wider than its column (the reader must scroll it)",
     "figure": "a figure in a cell's output without a caption, or with a file hash as alt text",
     "repr": "a raw Python repr in an output, e.g. np.float64(...) or torch.Size(...)",
+    "shown-setup": "a chapter's parameters or setup cell shown unfolded (bookkeeping before the argument)",
+    "wide-table": "a table wider than the text column at 1280 px, folded ones opened (the reader must scroll it)",
     "page": "a page missing, redirecting nowhere, or crashing the check",
 }
 
@@ -175,8 +178,35 @@ INSPECT_JS = r"""() => {
       reprs.push(el.textContent.slice(m.index, m.index + 50).split("\n")[0].trim());
   }
 
+  // The parameters cell (myst-nb's tag_parameters) and the chapter.setup cell belong folded.
+  const shownSetup = [...document.querySelectorAll(".cell_input pre")]
+    .filter(pre => pre.checkVisibility())
+    .filter(pre => pre.closest(".tag_parameters") || /\bsetup\(/.test(pre.textContent))
+    .map(pre => pre.textContent.trim().split("\n")[0].slice(0, 60));
+
   return {texLeaks, untypesetMath, mathCount: math.length, brokenImages, errors,
-          glueCount: glue.length, emptyGlue, wideCode, figures, reprs};
+          glueCount: glue.length, emptyGlue, wideCode, figures, reprs, shownSetup};
+}"""
+
+# Run after INSPECT_JS (which needs folds closed): opens every fold, then measures each table
+# against the text column's content box, the width the reader has at 1280 px.
+TABLES_JS = r"""() => {
+  document.querySelectorAll("details").forEach(d => { d.open = true; });
+  const wide = [];
+  for (const table of document.querySelectorAll("table")) {
+    if (!table.checkVisibility()) continue;
+    const column = table.closest("article.bd-article, main, body");
+    const style = getComputedStyle(column);
+    const room = column.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    const width = table.getBoundingClientRect().width;
+    if (width > room + 1) {
+      const head = [...table.querySelectorAll("th")].map(th => th.textContent.trim()).slice(0, 3).join(" | ");
+      const title = table.closest(".cell_output")?.querySelector("strong")?.textContent.trim()
+        || table.querySelector("caption")?.textContent.trim() || head;
+      wide.push(`${Math.round(width)} px in a ${Math.round(room)} px column: ${title.slice(0, 70)}`);
+    }
+  }
+  return wide;
 }"""
 
 
@@ -192,6 +222,7 @@ def _check_page(page, url: str, screenshot: Path, expected_glue: int | None) -> 
     page.evaluate(WAIT_JS, [MATHJAX_TIMEOUT_MS, IMAGE_TIMEOUT_MS])
     found = page.evaluate(INSPECT_JS)
     page.screenshot(path=str(screenshot), full_page=True)
+    wide_tables = page.evaluate(TABLES_JS)
 
     problems = [("network", f"network request: {u}") for u in requests if not u.startswith(ALLOWED_SCHEMES)]
     problems += [("tex", f"raw TeX visible: ...{s}...") for s in found["texLeaks"][:5]]
@@ -208,6 +239,8 @@ def _check_page(page, url: str, screenshot: Path, expected_glue: int | None) -> 
     problems += [("wide-code", f"code block {w}") for w in found["wideCode"]]
     problems += [("figure", f) for f in found["figures"]]
     problems += [("repr", f"raw repr in output: {r}") for r in found["reprs"]]
+    problems += [("shown-setup", f"setup cell shown unfolded: {c}") for c in found["shownSetup"]]
+    problems += [("wide-table", f"table {t}") for t in wide_tables]
     return problems
 
 

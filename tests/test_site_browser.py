@@ -72,6 +72,10 @@ PIXEL = "data:image/png;base64," + base64.b64encode(
 
 HASH = "de531fd46ea5cc2e4035af3aedb92679a3ca82879537f03fc45a01ef0510f3b3"
 LONG_LINE = "total = " + " + ".join(f"term_{i}" for i in range(40))
+# A text column 400 px wide inside 20 px of padding on each side, as the theme's article pads its
+# own, and a table of a set width: the check measures tables against the column's content box.
+COLUMN = '<article class="bd-article" style="width: 440px; padding: 0 20px; box-sizing: border-box">{}</article>'
+TABLE = '<table style="width: {width}px"><tr><th>nodes</th><th>unit</th></tr><tr><td>314</td><td>EP64</td></tr></table>'
 
 
 def output(html: str) -> str:
@@ -101,6 +105,13 @@ FIXTURE_PAGES = {
     "repr.html": "".join(output(f"<pre>{r}</pre>") for r in (
         "np.float64(74.83)", "torch.Size([1, 2, 16])", "Setup(profile='smoke')", "tensor([0.5, 1.5])")),
     "glue-repr.html": '<p>Weights: <span class="pasted-text">np.float64(74.83)</span> GB.</p>',
+    "shown-setup.html": (
+        '<div class="cell tag_parameters"><div class="cell_input"><pre>profile = "default"</pre></div></div>'
+        '<div class="cell"><div class="cell_input"><pre>run = chapter.setup(profile)</pre></div></div>'),
+    # one table wider than the column in view, one in a closed fold: both are a reader's to scroll
+    "wide-table.html": COLUMN.format(
+        output(f"<p><strong>Plans by node</strong></p>{TABLE.format(width=800)}")
+        + f"<details><summary>All plans</summary>{output(TABLE.format(width=420))}</details>"),
     "notebooks/clean.html": (
         '<p>Ratio <span class="pasted-text">3.14</span>, count <span class="output text_plain">42</span>.</p>'
         # TeX and error-looking text inside code is fine.
@@ -115,6 +126,10 @@ FIXTURE_PAGES = {
         + output(f'<pre style="width: 300px; overflow: auto">The tensor shapes agree. {LONG_LINE}</pre>')
         + f'<details><summary>Show code</summary><pre style="width: 300px; overflow: auto">{LONG_LINE}</pre></details>'
         + "<script>console.log('not an error'); console.warn('nor this');</script>"
+        # setup folded away, and tables that fit the column, folded or not
+        + '<details><summary>Show code</summary><div class="cell tag_parameters"><div class="cell_input">'
+        '<pre>profile = "default"\nrun = chapter.setup(profile)</pre></div></div></details>'
+        + COLUMN.format(output(TABLE.format(width=380)) + f"<details>{output(TABLE.format(width=390))}</details>")
     ),
     # Not content pages: never opened, so their problems must not be reported.
     "search.html": "<p>$$x$$</p>",
@@ -217,10 +232,26 @@ def test_flags_raw_reprs_in_outputs(fixture_site):
 
 
 @pytest.mark.site
+def test_flags_setup_cells_shown_unfolded(fixture_site):
+    assert problems_of(fixture_site, "shown-setup.html") == [
+        'shown-setup.html: setup cell shown unfolded: profile = "default"',
+        "shown-setup.html: setup cell shown unfolded: run = chapter.setup(profile)"]
+
+
+@pytest.mark.site
+def test_flags_tables_wider_than_the_column_folded_or_not(fixture_site):
+    # 400 px of room: the padding is not the reader's (the folded 420 px table fits in 440)
+    assert problems_of(fixture_site, "wide-table.html") == [
+        "wide-table.html: table 800 px in a 400 px column: Plans by node",
+        "wide-table.html: table 420 px in a 400 px column: nodes | unit"]
+
+
+@pytest.mark.site
 def test_problems_carry_their_rule(fixture_site):
     rules = {p.page: p.rule for p in fixture_site[1]}
     assert rules["console.html"] == "console" and rules["repr.html"] == "repr"
     assert rules["wide-code.html"] == "wide-code" and rules["figure-alt.html"] == "figure"
+    assert rules["wide-table.html"] == "wide-table" and rules["shown-setup.html"] == "shown-setup"
     assert set(rules.values()) <= set(browser_check.RULES)
     text = browser_check.summary(fixture_site[1])
     assert "repr             5 problem(s) on   2 page(s)" in text
