@@ -72,3 +72,26 @@ def test_series_are_compared_point_by_point_within_their_tolerance():
     assert not EXACT.agrees([1, 2], [1, 2, 3])
     assert rounding(1e-6).agrees([1.0, 2.0], [1.0, 2.0 + 1e-7])
     assert not rounding(1e-6).agrees([1.0, 2.0], [1.0, 2.1])
+
+
+WIDE = table("Plans", ["model", "GPU", *(Column(f"c{i}", "nodes", "{:,}") for i in range(8))],
+             [["Kimi K3", "H200", *range(1000, 1008)], ["DeepSeek-V4-Pro", "B300", *range(8)]])
+
+
+def test_a_wide_table_of_few_rows_is_shown_on_its_side(glued):
+    text = chapter.show("wide", WIDE).data
+    lines = text.split("\n\n")[1].split("\n")
+    assert WIDE.sideways and len(lines) == 2 + 8          # header, rule, one row a numeric column
+    assert lines[0] == "|  | Kimi K3, H200 | DeepSeek-V4-Pro, B300 |"   # the rows' names head their columns
+    assert lines[2] == "| c0 | 1,000 | 0 |" and lines[-1] == "| c7 | 1,007 | 7 |"   # in the columns' order
+    assert glued["wide[0].c7"] == (1007, "nodes", "exact")   # recorded as the table, not as shown
+
+
+def test_a_table_at_the_limits_is_shown_as_it_is():
+    at_columns = table("t", [Column(f"c{i}", "nodes") for i in range(8)], [list(range(8))])
+    six_rows = table("t", ["name", *(f"c{i}" for i in range(8))], [[f"r{j}", *range(8)] for j in range(6)])
+    assert not at_columns.sideways and not six_rows.sideways
+    assert at_columns.markdown().data.split("\n")[2].startswith("| c0 | c1 |")
+    # all numbers: the first column names the rows
+    numeric = table("t", [Column(f"c{i}", "nodes") for i in range(9)], [list(range(9))])
+    assert numeric.markdown().data.split("\n")[2] == "|  | 0 |"

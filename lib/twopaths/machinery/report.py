@@ -15,6 +15,11 @@ from dataclasses import dataclass
 from IPython.display import Markdown
 
 NA = "n/a"   # how a missing value (None) is shown
+# A table of more columns than this and at most SIDEWAYS_ROWS rows is shown on its side (one row a
+# column, one column a row), so that it fits the text column: 16 columns of a plan side by side
+# run to twice its width, and the answer, nodes, went off screen.
+SIDEWAYS_COLUMNS = 8
+SIDEWAYS_ROWS = 5
 
 
 def markdown_table(headers: list[str], rows: list[list]) -> Markdown:
@@ -59,12 +64,28 @@ class Table:
         if any(len(r) != len(self.columns) for r in self.rows):
             raise ValueError(f"{self.title}: every row needs one cell per column ({len(self.columns)})")
 
+    @property
+    def sideways(self) -> bool:
+        """Shown turned on its side: many columns, few rows."""
+        return len(self.columns) > SIDEWAYS_COLUMNS and len(self.rows) <= SIDEWAYS_ROWS
+
+    def _lines(self) -> tuple[list[str], list[list[str]]]:
+        """Headers and rows as shown. On its side, each row of values becomes a column headed by
+        its leading text cells (model, GPU, decode unit: what names it), and each other column
+        becomes a row headed by the column's header, in the columns' order."""
+        shown = [[c.shown(v) for c, v in zip(self.columns, r)] for r in self.rows]
+        if not self.sideways:
+            return [c.header for c in self.columns], shown
+        lead = next((i for i, c in enumerate(self.columns) if c.unit != "text"), len(self.columns))
+        lead = min(max(lead, 1), len(self.columns) - 1)
+        headers = [""] + [", ".join(r[:lead]) for r in shown]
+        return headers, [[c.header] + [r[j] for r in shown] for j, c in enumerate(self.columns) if j >= lead]
+
     def markdown(self, anchor: str = "") -> Markdown:
         """The table in Markdown under its title in bold; ``anchor`` (a page's name for it) rides
         before the title as an empty ``<a id="tbl-...">``, which the site turns into a label prose
         can cite (``machinery.sphinx_ext.caption_tables``) and Jupyter does not show."""
-        body = markdown_table([c.header for c in self.columns],
-                              [[c.shown(v) for c, v in zip(self.columns, r)] for r in self.rows]).data
+        body = markdown_table(*self._lines()).data
         slug = re.sub(r"[^a-z0-9]+", "-", anchor.lower()).strip("-")
         mark = f'<a id="tbl-{slug}"></a>' if slug and self.title else ""
         title = f"{mark}**{self.title}**\n\n" if self.title else ""
