@@ -28,8 +28,25 @@ def test_figures_that_are_not_sizes_are_words():
     assert shown.fmt(1.0, "statement") == "true" and shown.fmt(0.0, "statement") == "false"
     assert shown.fmt(0, "requests") == "none fit (0 requests)"
     assert shown.fmt(67.0, "GB") == "67 GB" and shown.fmt(145, "units") == "145 units"
-    assert shown.fmt(-5.0, "number") == "-5" and shown.fmt(math.inf, "M tokens") == "∞ M tokens"
+    assert shown.fmt(-5.0, "number") == "-5" and shown.fmt(math.inf, "M tokens") == "no crossover at any context"
     assert shown.fmt(None, "GB") == "-"
+
+
+def test_a_headroom_below_zero_says_how_many_budgets_the_time_takes(rows):
+    r = rows["k3-ttft-headroom"]
+    assert r.public_config < 0                      # the released configs' first token is past 50 ms
+    times = 1 - r.public_config / 100               # headroom h = 1 - time / budget
+    assert shown.figure(r, r.public_config) == f"none: it takes {times:,.1f}x the budget"
+    assert shown.figure(r, 44.0) == "44 %" and shown.figure(r, None) == "-"   # above zero: the share
+    assert shown.figure(rows["k3-ep16-free-per-gpu"], -68.21) == "does not fit (68.21 GB short)"
+
+
+def test_the_findings_table_has_no_sign_or_infinity_for_a_reader_to_decode(rows):
+    from twopaths.views import findings
+
+    text = findings.headline_table(findings.headline_rows()).data
+    assert "∞" not in text and "-3,184" not in text
+    assert "no crossover at any context" in text and "x the budget" in text
 
 
 def test_the_inputs_table_says_where_a_placement_does_not_fit(rows):

@@ -95,3 +95,16 @@ def test_a_table_at_the_limits_is_shown_as_it_is():
     # all numbers: the first column names the rows
     numeric = table("t", [Column(f"c{i}", "nodes") for i in range(9)], [list(range(9))])
     assert numeric.markdown().data.split("\n")[2] == "|  | 0 |"
+
+
+def test_a_split_table_shows_one_table_per_value_of_its_first_column(glued):
+    t = table("Weights", ["weights", "model", Column("GB", "GB", "{:.0f} GB")],
+              [["as shipped", "Kimi K3", 594.5], ["as shipped", "V4-Pro", 865.2], ["all BF16", "Kimi K3", 2060.0]],
+              split=True)
+    text = chapter.show("w", t).data
+    assert text.count("| model | GB |") == 2 and "| weights |" not in text   # the value heads its table
+    # each part titled, so the site numbers each; the anchor prose cites is on the first
+    assert text.startswith('<a id="tbl-w"></a>**Weights (weights: as shipped)**\n\n| model | GB |\n|---|---|\n'
+                           "| Kimi K3 | 594 GB |\n| V4-Pro | 865 GB |\n\n**Weights (weights: all BF16)**")
+    assert text.endswith("| Kimi K3 | 2060 GB |") and text.count("<a id=") == 1
+    assert glued["w[2].weights"] == ("all BF16", "text", "exact") and glued["w[2].GB"] == (2060.0, "GB", "exact")

@@ -34,9 +34,12 @@ CONTENT_JS = """() => ({
   tables: document.querySelectorAll("table").length,
 })"""
 
-# For paper: folded content (exercise solutions, hidden code) open, and code lines too long for
-# the page wrapped, since paper cannot scroll (the theme's own print style hides the navigation);
-# headings lose their permalink signs, which would otherwise end every bookmark's title.
+# For paper: exercise solutions and other folds open, and code lines too long for the page wrapped,
+# since paper cannot scroll (the theme's own print style hides the navigation). What the site
+# folds away as bookkeeping stays off paper: hidden code cells, and folded tables (the audit's
+# claims by topic, 72 pages of chapter 14), which leave their title and a pointer to the site.
+# Headings lose their permalink signs, which would otherwise end every bookmark's title.
+FOLDED_NOTE = " (folded: open it on the site)"
 PRINT_JS = """() => {
   document.querySelectorAll("details").forEach(d => { d.open = true; });
   document.querySelectorAll(".headerlink").forEach(a => a.remove());
@@ -48,9 +51,13 @@ PRINT_JS = """() => {
     h1, h2, h3, h4, summary, caption, .admonition-title { break-after: avoid; }
     table { font-size: 8pt; max-width: 100%; }
     th, td { overflow-wrap: anywhere; }
-    .pst-scrollable-table-container, .table-wrapper { overflow: visible !important; }`;
+    .pst-scrollable-table-container, .table-wrapper { overflow: visible !important; }
+    details.above-input, .tag_hide-input > .cell_input { display: none !important; }
+    .dropdown.admonition:not(.solution) > :not(.admonition-title) { display: none !important; }
+    .dropdown.admonition:not(.solution) { padding-bottom: 0.2em; }
+    .dropdown.admonition:not(.solution) > .admonition-title::after { content: "{note}"; }`;
   document.head.append(style);
-}"""
+}""".replace("{note}", FOLDED_NOTE)
 
 # Tables that still run past the printed column (A4 less the margins), which paper would cut.
 PAGE_WIDTH_PX = round((210 - 2 * 12) / 25.4 * 96)
@@ -112,6 +119,48 @@ def anchor_pages(pdf: Path) -> dict[str, int]:
     reader = PdfReader(pdf)
     return {str(name).lstrip("/"): reader.get_destination_page_number(dest) + 1
             for name, dest in reader.named_destinations.items()}
+
+
+# The headings' text as a reader sees it, in document order: Chromium builds the bookmarks from the
+# printed lines, so a heading that wraps loses the space at its break ("your ownparameters") and
+# one split across a page break can come out twice ("ChaptersChapters").
+HEADINGS_JS = """() => [...document.querySelectorAll("h1, h2, h3, h4, h5, h6")]
+  .map(h => h.textContent.replace(/\\s+/g, " ").trim())"""
+
+
+def retitle_outline(pdf: Path, headings: list[str]) -> int:
+    """Give each bookmark of ``pdf`` the text of the heading it was printed from: the next heading
+    (in document order) whose letters, spaces aside, are the bookmark's, or half of them. Returns
+    how many titles changed; a bookmark no heading matches keeps its title."""
+    from pypdf import PdfReader, PdfWriter
+    from pypdf.generic import NameObject, TextStringObject
+
+    def squash(text: str) -> str:
+        return "".join(text.split())
+
+    writer = PdfWriter(clone_from=PdfReader(pdf))
+    outlines = writer._root_object.get("/Outlines")
+    items, stack = [], [outlines["/First"]] if outlines and "/First" in outlines else []
+    while stack:                                   # depth first, as the headings run
+        item = stack.pop().get_object()
+        items.append(item)
+        stack += [item[k] for k in ("/Next", "/First") if k in item]
+    changed, at = 0, 0
+    for item in items:
+        title = squash(str(item["/Title"]))
+        half = title[:len(title) // 2] if len(title) % 2 == 0 else None
+        match = next((i for i in range(at, len(headings))
+                      if squash(headings[i]) in (title, half)), None)
+        if match is None:
+            continue
+        at = match + 1
+        if str(item["/Title"]) != headings[match]:
+            item[NameObject("/Title")] = TextStringObject(headings[match])
+            changed += 1
+    if changed:
+        with open(pdf, "wb") as f:
+            writer.write(f)
+    return changed
 
 
 def outline_titles(pdf: Path) -> list[str]:
@@ -192,10 +241,12 @@ def print_pdf(html: Path, pdf: Path, wait_ms: int = 600_000, contents: str | Non
             if anchors:
                 page.evaluate(CONTENTS_JS, [contents, pages])
                 _print(page, pdf)
+            headings = page.evaluate(HEADINGS_JS)
         finally:
             browser.close()
     again = anchor_pages(pdf) if anchors else {}
-    content = {**content, "clippedTables": clipped, "contents": len(anchors),
+    retitled = retitle_outline(pdf, headings)
+    content = {**content, "clippedTables": clipped, "contents": len(anchors), "retitled": retitled,
                "unpaged": sorted(a for a in anchors if a not in pages),
                "moved": sorted(a for a in anchors if a in pages and again.get(a) != pages[a]),
                "pastPlaceholder": sorted(a for a in anchors if pages.get(a, 0) > PLACEHOLDER_PAGES)}

@@ -59,6 +59,9 @@ class Table:
     columns: tuple[Column, ...]
     rows: tuple[tuple, ...]
     note: str = ""   # a line under the table (what a missing row means, say)
+    # Shown as one table per value of the first column (a weights scenario, say), each under
+    # that value: for a table too wide to show whole that has too many rows to turn on its side.
+    split: bool = False
 
     def __post_init__(self):
         if any(len(r) != len(self.columns) for r in self.rows):
@@ -84,12 +87,21 @@ class Table:
     def markdown(self, anchor: str = "") -> Markdown:
         """The table in Markdown under its title in bold; ``anchor`` (a page's name for it) rides
         before the title as an empty ``<a id="tbl-...">``, which the site turns into a label prose
-        can cite (``machinery.sphinx_ext.caption_tables``) and Jupyter does not show."""
-        body = markdown_table(*self._lines()).data
+        can cite (``machinery.sphinx_ext.caption_tables``) and Jupyter does not show. A split
+        table is one titled table per value of its first column, the anchor on the first."""
         slug = re.sub(r"[^a-z0-9]+", "-", anchor.lower()).strip("-")
         mark = f'<a id="tbl-{slug}"></a>' if slug and self.title else ""
-        title = f"{mark}**{self.title}**\n\n" if self.title else ""
-        return Markdown(title + body + (f"\n\n{self.note}" if self.note else ""))
+        if self.split and len(self.columns) > 1:
+            head, groups = self.columns[0], {}
+            for r in self.rows:
+                groups.setdefault(head.shown(r[0]), []).append(r[1:])
+            parts = [(f"{self.title} ({head.header}: {key})" if self.title else "",
+                      Table("", self.columns[1:], tuple(rows))) for key, rows in groups.items()]
+        else:
+            parts = [(self.title, self)]
+        text = "\n\n".join((f"{mark if i == 0 else ''}**{title}**\n\n" if title else "")
+                           + markdown_table(*part._lines()).data for i, (title, part) in enumerate(parts))
+        return Markdown(text + (f"\n\n{self.note}" if self.note else ""))
 
     def cells(self):
         """``(row, header, value, unit)`` for every cell; a text cell in a numeric column (a value
@@ -99,5 +111,5 @@ class Table:
                 yield i, c.header, v, (c.unit if isinstance(v, (int, float)) else "text")
 
 
-def table(title: str, columns: list[Column | str], rows: list[list], note: str = "") -> Table:
-    return Table(title, tuple(column(c) for c in columns), tuple(tuple(r) for r in rows), note)
+def table(title: str, columns: list[Column | str], rows: list[list], note: str = "", split: bool = False) -> Table:
+    return Table(title, tuple(column(c) for c in columns), tuple(tuple(r) for r in rows), note, split)

@@ -16,6 +16,10 @@ from ..machinery.report import markdown_table
 SIZES = ("B", "kB", "MB", "GB", "TB")          # memory figures: below zero, it does not fit
 MACHINES = ("units", "nodes", "GPUs")           # machine counts: infinite, no plan exists
 CAPACITY = "requests"                           # what a unit holds: none, it does not fit
+CONTEXT = "M tokens"                            # a context past which a claim holds: infinite, at none
+# Claims whose figure is the share of a time budget left over: below zero, none is left, and the
+# figure reads as how many times the budget the time takes ("-3,184 %" is 32.8x the budget).
+HEADROOM = ("k3-ttft-headroom",)
 
 
 def ordinal(n: int) -> str:
@@ -41,11 +45,21 @@ def fmt(value, unit: str) -> str:
         return ordinal(value)
     if unit == "statement":          # a claim without a figure: 1 is true, 0 false
         return {1: "true", 0: "false"}[int(value)]
+    if unit == CONTEXT and math.isinf(value):
+        return "no crossover at any context"
     if fails_to_fit(value, unit):
         if unit in SIZES:
             return f"does not fit ({fmt(-value, unit)} short)"
         return "no valid plan" if unit in MACHINES else "none fit (0 requests)"
     return quantity(value, unit)
+
+
+def figure(r: Row, value) -> str:
+    """One of ``r``'s figures (recomputed, from the released configs) as ``fmt`` gives it, or, for a
+    budget's headroom below zero, in words."""
+    if r.id in HEADROOM and value is not None and value < 0:
+        return f"none: it takes {1 - value / 100:,.1f}x the budget"
+    return fmt(value, r.unit)
 
 
 def printed(r: Row) -> str:
@@ -80,7 +94,7 @@ def moved(r: Row) -> str:
     if fails_to_fit(r.public_config, r.unit):
         return "no ratio: it does not fit"
     if r.unit == "rank" and r.public_config is not None:     # an order, not a quantity to divide
-        return "same rank" if float(r.stated) == r.public_config else f"{printed(r)} to {fmt(r.public_config, r.unit)}"
+        return "same rank" if float(r.stated) == r.public_config else f"{printed(r)} to {figure(r, r.public_config)}"
     return "∞ (a zero or a sign change)" if math.isinf(r.moves) else f"{r.moves:,.2f}x"
 
 
@@ -93,16 +107,16 @@ def why(j) -> str:
 
 COLUMNS = {
     "inputs": (["claim", "article", "article's inputs", "released configs", "moved by", "verdict"],
-               lambda r: [r.claim, printed(r), fmt(r.recomputed, r.unit),
-                          fmt(r.public_config, r.unit), moved(r), r.overall]),
+               lambda r: [r.claim, printed(r), figure(r, r.recomputed),
+                          figure(r, r.public_config), moved(r), r.overall]),
     "reasoning": (["claim", "article", "what is unsound", "verdict"],
                   lambda r: [r.claim, printed(r), why(r.reasoning), r.overall]),
     "arithmetic": (["claim", "article", "recomputed from its inputs", "what slipped", "verdict"],
-                   lambda r: [r.claim, printed(r), fmt(r.recomputed, r.unit),
+                   lambda r: [r.claim, printed(r), figure(r, r.recomputed),
                               why(r.arithmetic), r.overall]),
     "holds": (["claim", "article", "recomputed", "released configs"],
-              lambda r: [r.claim, printed(r), fmt(r.recomputed, r.unit),
-                         fmt(r.public_config, r.unit)]),
+              lambda r: [r.claim, printed(r), figure(r, r.recomputed),
+                         figure(r, r.public_config)]),
     "unchecked": (["claim", "article", "why it cannot be checked"],
                   lambda r: [r.claim, printed(r), r.note]),
 }

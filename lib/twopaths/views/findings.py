@@ -13,7 +13,7 @@ from ..machinery.report import markdown_table
 from ..specs.lookup import shipped_kv_dtype
 from ..specs.serving import Assumptions
 from . import plans
-from .audit_report import fmt, printed
+from .audit_report import figure, printed
 
 # The claims the article's conclusions rest on, in the article's order, and the page that shows each.
 HEADLINE = {
@@ -47,15 +47,15 @@ def headline_rows() -> list[Row]:
 def released(r: Row) -> str:
     """The released-config figure, with how it is counted where that is not the claim's method."""
     how = MEASURED_AS.get(r.id)
-    return fmt(r.public_config, r.unit) + (f" ({how})" if how else "")
+    return figure(r, r.public_config) + (f" ({how})" if how else "")
 
 
 def headline_table(rows: list[Row]) -> Markdown:
     """One line per headline claim: the article's figure, the figure from its own inputs and from
     the released configs, the verdict and the chapter that shows it."""
     return markdown_table(
-        ["claim", "article", "its own inputs", "released configs", "verdict", "shown in"],
-        [[r.claim, printed(r), fmt(r.recomputed, r.unit), released(r), r.overall,
+        ["claim", "the article says", "from its own inputs", "from the released configs", "verdict", "shown in"],
+        [[r.claim, printed(r), figure(r, r.recomputed), released(r), r.overall,
           f"{{doc}}`{HEADLINE[r.id]}`"] for r in rows])
 
 

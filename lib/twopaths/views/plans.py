@@ -312,4 +312,5 @@ def weight_scenario_table(a: Assumptions, context: int, title: str = "") -> Tabl
                          unit_name(units[f"smallest_dp_unit_{TAG[m]}"])])
     return table(title, ["weights", "model", Column("checkpoint", "GB", "{:,.0f} GB"), "article's unit",
                          Column("weights / GPU", "GB", "{:.1f} GB"), Column("KV room / GPU", "GB", "{:.1f} GB"),
-                         Column("requests / GPU", "requests"), "smallest unit", "smallest DP unit"], rows)
+                         Column("requests / GPU", "requests"), "smallest unit", "smallest DP unit"], rows,
+                 split=True)

@@ -66,7 +66,7 @@ def scenario_table(models: list[str], gpus: list[str], context: int, a: Assumpti
     return table(title, ["weights", "model", "GPU", Column("checkpoint", "GB", "{:,.0f} GB"), "experts in",
                          "smallest unit", Column("weights / GPU", "GB", gb), Column("KV room / GPU", "GB", gb),
                          Column("requests / GPU", "requests", "{:,}"), "smallest DP unit"], rows,
-                 note=BF16_NOTE)
+                 note=BF16_NOTE, split=True)
 
 
 def room_lines(units: dict[tuple, GPUMemory]) -> dict[str, dict[str, list[tuple[int, float]]]]:
