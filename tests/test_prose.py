@@ -321,3 +321,17 @@ def main(argv: list[str]) -> None:
 
 if __name__ == "__main__":
     main(sys.argv[1:])
+
+
+def test_every_chapter_links_the_chapters_it_builds_on():
+    """A reader who lands on a chapter finds the ones it rests on: every chapter's markdown cites
+    another page of the book with {doc}, and the line under its takeaway names them."""
+    import json
+
+    for nb in sorted((ROOT / "notebooks").glob("[0-9][0-9]-*.ipynb")):
+        cells = json.loads(nb.read_text())["cells"]
+        text = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        others = set(re.findall(r"\{doc\}`(?:[^`<]*<)?([^`>]+)>?`", text)) - {nb.stem}
+        assert others, f"{nb.name} links no other chapter"
+        after = next(i for i, c in enumerate(cells) if "{admonition} Takeaway" in "".join(c["source"])) + 1
+        assert re.match(r"\*(Builds on|Leads to)\*", "".join(cells[after]["source"])), nb.name
