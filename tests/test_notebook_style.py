@@ -421,3 +421,11 @@ def test_a_chapter_kernel_records_a_crowded_figure(tmp_path):
     NotebookClient(book, timeout=120, kernel_name="python3").execute()
     found = crowded_figures(book)
     assert len(found) == 1 and found[0].startswith("cell 1: panel 1: the legend covers"), found
+
+
+def test_the_findings_page_shows_no_code():
+    """The findings page is one screen of results: every code cell's input is removed or folded."""
+    nb = load(ROOT / "notebooks" / "findings.ipynb")
+    shown = [i for i, c in enumerate(nb["cells"]) if c["cell_type"] == "code"
+             and not {"remove-input", "remove-cell", "hide-input"} & set(tags(c))]
+    assert shown == [], f"findings.ipynb shows the code of cells {shown}"
