@@ -385,10 +385,10 @@ def test_bookmarks_take_their_headings_text(tmp_path):
 
     writer = PdfWriter()
     writer.add_blank_page(100, 100)
-    top = writer.add_outline_item("ChaptersChapters", 0)
-    writer.add_outline_item("your ownparameters", 0, parent=top)
-    writer.add_outline_item("Not a heading", 0)
-    writer.add_outline_item("Glossary", 0)
+    top = writer.add_outline_item(title="ChaptersChapters", page_number=0)
+    writer.add_outline_item(title="your ownparameters", page_number=0, parent=top)
+    writer.add_outline_item(title="Not a heading", page_number=0)
+    writer.add_outline_item(title="Glossary", page_number=0)
     pdf = tmp_path / "b.pdf"
     with open(pdf, "wb") as f:
         writer.write(f)
